@@ -1,0 +1,229 @@
+"""``autograd.Function``: an operation with a hand-written backward.
+
+Subclass it with two static methods::
+
+    class MultiplyAdd(Function):
+        @staticmethod
+        def forward(ctx, w, x, b):
+            ctx.save_for_backward(w, x)
+            return w * x + b
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            w, x = ctx.saved_tensors
+            return grad_output * x, grad_output * w, grad_output
+
+    y = MultiplyAdd.apply(w, x, b)
+
+``apply`` runs ``forward`` with recording switched off, then (if any input
+requires grad) records one graph node for the whole operation.  The node and
+``ctx`` are the same object: whatever ``forward`` stores on ``ctx`` is there
+when ``backward`` runs.  Every built-in op of minitorch is such a Function,
+so the graph a student draws by hand is exactly the graph minitorch builds.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+from . import grad_mode
+from .anomaly_mode import is_anomaly_enabled
+from .graph import Node, edge_of, freed_error
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
+
+
+class FunctionCtx:
+    """What ``forward`` can use on ``ctx`` (the node itself carries these methods)."""
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep tensors for ``backward``; autograd checks they are not modified in place."""
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Declare inputs that ``forward`` modified in place."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Declare outputs that have no gradient (such as indices)."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """If False, ``backward`` receives ``None`` (not zeros) for unused outputs."""
+        self.materialize_grads = value
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The graph node (and ``ctx``) of one call of a Function."""
+
+    _forward_cls: Any = None
+
+    def __init__(self) -> None:
+        Node.__init__(self)
+        self._to_save = ()
+        self._saved: list | None = None
+        self._freed = False
+        self._dirty = ()
+        self._non_differentiable = ()
+        self.materialize_grads = True
+        self.needs_input_grad: tuple = ()
+        self._output_meta: list = []
+
+    # -- saved tensors -----------------------------------------------------
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._freed:
+            raise freed_error()
+        if self._saved is None:
+            return tuple(self._to_save)
+        out = []
+        for t, version in self._saved:
+            if t is not None and t._version_counter.value != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{t.type()} {list(t._shape)}], which is output "
+                    f"{t._output_nr} of {self.name()}, is at version {t._version_counter.value}; "
+                    f"expected version {version} instead. Hint: the backtrace further above "
+                    "can point at the operation that failed to compute its gradient. The "
+                    "variable in question was changed in there or anywhere later. Good luck!")
+            out.append(t)
+        return tuple(out)
+
+    saved_variables = saved_tensors
+
+    def _release(self) -> None:
+        self._saved = None
+        self._to_save = ()
+        self._freed = True
+
+    # -- backward ----------------------------------------------------------
+    def apply(self, *grads: Any) -> tuple:
+        if self.materialize_grads:
+            grads = tuple(g if g is not None else _zeros_like_meta(meta)
+                          for g, meta in zip(grads, self._output_meta))
+        result = self._forward_cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_inputs = len(self.next_functions)
+        if len(result) < n_inputs:
+            # PyTorch allows trailing Nones to be omitted only when they are
+            # for non-tensor inputs; we are lenient and pad.
+            result = result + (None,) * (n_inputs - len(result))
+        elif len(result) > n_inputs:
+            if any(r is not None for r in result[n_inputs:]):
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {n_inputs}, got {len(result)})")
+            result = result[:n_inputs]
+        return result
+
+
+def _zeros_like_meta(meta: Any) -> Any:
+    from ..tensor import Tensor
+    shape, dt, dev = meta
+    t = Tensor._empty(shape, dt, dev)
+    t._backend.fill(t._operand(), 0)
+    return t
+
+
+class _FunctionMeta(type):
+    """Gives each Function subclass its node class, named like PyTorch's."""
+
+    def __init__(cls, name: str, bases: tuple, attrs: dict) -> None:
+        super().__init__(name, bases, attrs)
+        node_name = attrs.get("_backward_name") or f"{name}Backward"
+        cls._backward_cls = type(node_name, (BackwardCFunction,),
+                                 {"_forward_cls": cls, "_node_name": node_name,
+                                  "__module__": cls.__module__})
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class for operations with a custom backward; see the module docstring."""
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function (abstract).")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("You must implement the backward function for custom "
+                                  "autograd.Function (abstract).")
+
+    vjp = backward
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method.")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        return _apply(cls, args, kwargs)
+
+
+def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
+    """Run ``cls.forward`` and, if needed, record the node; see the module docstring."""
+    from ..tensor import Tensor
+    ctx = cls._backward_cls()
+    recording = grad_mode.STATE.grad_enabled
+    needs = tuple(recording and isinstance(a, Tensor) and a.requires_grad for a in args)
+    ctx.needs_input_grad = needs
+    prev = grad_mode.STATE.grad_enabled
+    grad_mode.STATE.grad_enabled = False
+    try:
+        outputs = cls.forward(ctx, *args, **kwargs)
+    finally:
+        grad_mode.STATE.grad_enabled = prev
+    dirty = ctx._dirty
+    for t in dirty:
+        t._bump_version()
+    if not any(needs):
+        return outputs
+    is_tuple = isinstance(outputs, tuple)
+    outs = outputs if is_tuple else (outputs,)
+    ctx.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0)
+                               for a in args)
+    non_diff = ctx._non_differentiable
+    meta = []
+    new_outs = []
+    for i, out in enumerate(outs):
+        if not isinstance(out, Tensor):
+            meta.append(None)
+            new_outs.append(out)
+            continue
+        meta.append((out._shape, out.dtype, out.device))
+        if any(out is nd for nd in non_diff):
+            new_outs.append(out)
+            continue
+        if any(out is d for d in dirty):
+            if out.grad_fn is None and out._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+        elif any(out is a for a in args):
+            # forward returned an input unchanged: the output is a new tensor
+            # object (an alias) so that the input keeps its own history.
+            out = out._alias()
+        out.grad_fn = ctx
+        out._output_nr = i
+        new_outs.append(out)
+    ctx._output_meta = meta
+    saved = []
+    for t in ctx._to_save:
+        saved.append((t, t._version_counter.value) if t is not None else (None, 0))
+    ctx._saved = saved
+    if is_anomaly_enabled():
+        ctx._anomaly_trace = "".join(traceback.format_stack()[:-2])
+    return tuple(new_outs) if is_tuple else new_outs[0]
+
+
+def once_differentiable(fn: Any) -> Any:
+    """Decorator for a backward that cannot itself be differentiated (runs without recording)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any) -> Any:
+        with grad_mode.no_grad():
+            return fn(ctx, *args)
+    return wrapper

@@ -1,0 +1,156 @@
+"""The autograd graph: nodes that know how to turn output gradients into input gradients.
+
+Every recorded operation creates one :class:`Node` (the ``grad_fn`` of its
+outputs).  A node's ``next_functions`` are the edges of the graph: for each
+input of the operation, the node that produces that input's gradient and
+which of that node's outputs it is, ``(node, output_nr)``.  A leaf tensor
+that requires grad is represented by an :class:`AccumulateGrad` node, which
+adds the gradient it receives into the leaf's ``.grad``::
+
+    x (leaf) ---> AccumulateGrad
+                        ^
+    y = x * 2  --->  MulBackward0.next_functions == ((AccumulateGrad, 0), (None, 0))
+
+The backward pass (``engine.py``) walks this graph from the output to the
+leaves, calling each node once all the gradients flowing into it are known.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any, Callable
+
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "edge_of"]
+
+_sequence = itertools.count()
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``handle.remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict) -> None:
+        self._hooks_ref = weakref.ref(hooks) if hooks is not None else None
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        hooks = self._hooks_ref() if self._hooks_ref is not None else None
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that can be weakly referenced (for RemovableHandle)."""
+
+
+class Node:
+    """A step of the backward pass: ``apply(*grad_outputs) -> grad_inputs``."""
+
+    # Subclasses name themselves like PyTorch ("MulBackward0").
+    _node_name = "Node"
+
+    def __init__(self) -> None:
+        self.next_functions: tuple = ()
+        self._seq = next(_sequence)
+        self._pre_hooks: dict | None = None    # output_nr -> _HookDict of tensor hooks
+        self._retain: dict | None = None       # output_nr -> weakref to tensor
+        self._post_hooks: _HookDict | None = None
+        self._node_pre_hooks: _HookDict | None = None
+        self.metadata: dict = {}
+        self._anomaly_trace: str | None = None
+
+    def name(self) -> str:
+        return self._node_name
+
+    def apply(self, *grads: Any) -> tuple:
+        raise NotImplementedError  # abstract: every concrete node defines apply
+
+    def __call__(self, *grads: Any) -> Any:
+        out = self.apply(*grads)
+        return out[0] if isinstance(out, tuple) and len(out) == 1 else out
+
+    def _release(self) -> None:
+        """Free what was saved for backward (called unless ``retain_graph``)."""
+
+    # -- hooks on the node itself (Node.register_hook / register_prehook) --
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node computes its gradients."""
+        if self._post_hooks is None:
+            self._post_hooks = _HookDict()
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node computes its gradients."""
+        if self._node_pre_hooks is None:
+            self._node_pre_hooks = _HookDict()
+        handle = RemovableHandle(self._node_pre_hooks)
+        self._node_pre_hooks[handle.id] = fn
+        return handle
+
+    # -- tensor hooks, kept on the node that produces the tensor ------------
+    def _add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        hooks = self._pre_hooks.setdefault(output_nr, _HookDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def _add_retain(self, output_nr: int, tensor: Any) -> None:
+        if self._retain is None:
+            self._retain = {}
+        self._retain[output_nr] = weakref.ref(tensor)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: adds incoming gradients into ``variable.grad``."""
+
+    _node_name = "AccumulateGrad"
+
+    def __init__(self, variable: Any) -> None:
+        super().__init__()
+        self.variable = variable
+        self.next_functions = ()
+
+    def apply(self, *grads: Any) -> tuple:
+        # The engine handles leaves itself (hooks, capture for autograd.grad);
+        # calling the node directly accumulates like the engine would.
+        from .engine import accumulate_into_leaf
+        accumulate_into_leaf(self.variable, grads[0], create_graph=False)
+        return ()
+
+
+def edge_of(t: Any) -> tuple:
+    """The graph edge for a tensor: (node that receives its gradient, output_nr)."""
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t._requires_grad:
+        acc = t._accumulator
+        if acc is None:
+            acc = t._accumulator = AccumulateGrad(t)
+        return (acc, 0)
+    return (None, 0)
+
+
+def freed_error() -> RuntimeError:
+    return RuntimeError(_FREED_MESSAGE)

@@ -1,0 +1,47 @@
+"""Layer 4: kernels, one module family per device behind one small interface.
+
+The layers above never call Numba.  They hand a backend *operands*, each a
+buffer plus the header that says how to read it, and the backend runs the
+loop.  The interface every backend provides (see ``cpu/backend.py``):
+
+=====================  =========================================================
+``allocate(n, dt)``    a new flat buffer of ``n`` elements of NumPy dtype ``dt``
+``from_host(arr)``     a buffer on this device holding a NumPy array's elements
+``to_host(buf)``       a NumPy array with a buffer's elements
+``copy(src, dst)``     ``dst[...] = src[...]`` for any strides, casting dtypes
+``fill(dst, value)``   every element of ``dst`` set to ``value``
+``unary(op, a, out)``  ``out = f(a)`` elementwise (``scalar_ops.unary``)
+``binary(op, a, b,     ``out = f(a, b)`` elementwise, ``family`` one of
+out, family)``         ``'float'``, ``'int'``, ``'compare'``
+``reduce(...)``        sum/prod/max/min/argmax/argmin/all/any over dims
+``matmul(a, b, out)``  batched matrix product
+index kernels          gather, scatter, index_select, index_put, masked ops, ...
+random fills           counter-based uniform/normal/randint/bernoulli/...
+=====================  =========================================================
+
+An :class:`Operand` is ``(data, shape, strides, offset)``: element
+``(i, j, ...)`` is ``data[offset + i*strides[0] + j*strides[1] + ...]``.
+Broadcasting is expressed with stride 0, so kernels never see it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class Operand(NamedTuple):
+    """A buffer and the header that says how to read it."""
+
+    data: Any
+    shape: tuple
+    strides: tuple
+    offset: int
+
+
+def get_backend(device: Any):
+    """The kernel module for a device ('cpu' or 'cuda')."""
+    if device.type == "cpu":
+        from .cpu import backend
+        return backend
+    from .cuda import backend as cuda_backend  # noqa: F401  (imports numba.cuda lazily)
+    return cuda_backend

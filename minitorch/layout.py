@@ -1,0 +1,321 @@
+"""Layer 3: layout, pure functions over shape, stride and offset.
+
+A tensor's element at index ``(i0, i1, ..., ik)`` lives in its storage at::
+
+    position = offset + i0 * stride[0] + i1 * stride[1] + ... + ik * stride[k]
+
+Everything here is arithmetic on those three things; no data is touched.
+For a (4, 3) tensor stored row by row the strides are (3, 1)::
+
+    index (i, j)  ->  position 3*i + j
+
+        j=0 j=1 j=2
+    i=0 [ 0,  1,  2 ]      storage: [0 1 2 3 4 5 6 7 8 9 10 11]
+    i=1 [ 3,  4,  5 ]
+    i=2 [ 6,  7,  8 ]      its transpose has shape (3, 4) and strides (1, 3):
+    i=3 [ 9, 10, 11 ]      the same storage, read in another order.
+
+A tensor is *contiguous* when its strides are exactly those of a freshly
+allocated tensor of its shape (dimensions of size 1 may have any stride).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+__all__ = [
+    "Shape", "Strides", "numel", "contiguous_strides", "is_contiguous", "normalize_dim",
+    "normalize_dims", "broadcast_shapes", "expand_strides", "view_strides", "infer_size",
+    "coalesce", "index_to_position", "position_to_index", "storage_span", "check_shape",
+]
+
+Shape = tuple
+Strides = tuple
+
+
+def numel(shape: Sequence[int]) -> int:
+    """The number of elements of a shape (1 for the empty shape of a scalar)."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple:
+    """Row-major strides: the last dimension moves fastest.
+
+    >>> contiguous_strides((4, 3))
+    (3, 1)
+    >>> contiguous_strides((2, 3, 4))
+    (12, 4, 1)
+    """
+    strides = [1] * len(shape)
+    acc = 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """PyTorch's rule: strides match row-major order, ignoring size-1 dims.
+
+    A tensor with no elements is always contiguous.
+
+    >>> is_contiguous((4, 3), (3, 1)), is_contiguous((3, 4), (1, 3))
+    (True, False)
+    """
+    expected = 1
+    for d in range(len(shape) - 1, -1, -1):
+        size = shape[d]
+        if size == 0:
+            return True
+        if size != 1:
+            if strides[d] != expected:
+                return False
+            expected *= size
+    return True
+
+
+def check_shape(shape: Iterable, what: str = "size") -> tuple:
+    """Validate a user-given shape: integers >= 0."""
+    out = []
+    for s in shape:
+        if isinstance(s, bool) or not hasattr(s, "__index__"):
+            raise TypeError(f"{what} must be a tuple of ints, but got element of type "
+                            f"{type(s).__name__}")
+        s = s.__index__()
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+        out.append(s)
+    return tuple(out)
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    """Turn a possibly negative ``dim`` into 0..ndim-1, or raise ``IndexError``.
+
+    A scalar (ndim 0) accepts dims 0 and -1, as in PyTorch.
+    """
+    if isinstance(dim, bool) or not hasattr(dim, "__index__"):
+        raise TypeError(f"dim must be an int, but got {type(dim).__name__}")
+    dim = dim.__index__()
+    n = max(ndim, 1)
+    if dim < -n or dim >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def normalize_dims(dims: Iterable[int], ndim: int) -> tuple:
+    """Normalise a list of dims; each may appear once."""
+    out = []
+    for d in dims:
+        nd = normalize_dim(d, ndim)
+        if nd in out:
+            raise RuntimeError(f"dim {nd} appears multiple times in the list of dims")
+        out.append(nd)
+    return tuple(out)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
+    """The shape that all ``shapes`` broadcast to.
+
+    Shapes are aligned at their last dimension; a dimension of size 1 (or a
+    missing one) stretches to match::
+
+        (4, 1, 3)
+        (   5, 1)   ->  (4, 5, 3)
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    owner = [0] * ndim          # which shape set out[j], for the error message
+    for si, shape in enumerate(shapes):
+        pad = ndim - len(shape)
+        for i, size in enumerate(shape):
+            j = i + pad
+            if size == out[j] or size == 1:
+                continue
+            if out[j] == 1:
+                out[j], owner[j] = size, si
+                continue
+            if len(shapes) == 2:
+                raise RuntimeError(
+                    f"The size of tensor a ({out[j]}) must match the size of tensor b ({size}) "
+                    f"at non-singleton dimension {i}")
+            raise RuntimeError(
+                "Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                f"between arg {owner[j]} and arg {si}.")
+    return tuple(out)
+
+
+def expand_strides(shape: Sequence[int], strides: Sequence[int], target: Sequence[int]) -> tuple:
+    """Strides that present ``shape`` as the larger ``target`` without copying.
+
+    A stretched dimension gets stride 0: every index along it reads the same
+    element.  ``-1`` in ``target`` keeps the existing size.
+    """
+    if len(target) < len(shape):
+        raise RuntimeError(
+            f"expand(size={list(target)}): the number of sizes provided ({len(target)}) must be "
+            f"greater or equal to the number of dimensions in the tensor ({len(shape)})")
+    pad = len(target) - len(shape)
+    out_shape, out_strides = [], []
+    for i, t in enumerate(target):
+        j = i - pad
+        if j < 0:
+            if t < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({t}) isn't allowed in a leading, "
+                    f"non-existing dimension {i}")
+            out_shape.append(t)
+            out_strides.append(0)
+            continue
+        size = shape[j]
+        if t == -1:
+            t = size
+        if size == t:
+            out_shape.append(t)
+            out_strides.append(strides[j])
+        elif size == 1:
+            if t < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({t}) is not allowed")
+            out_shape.append(t)
+            out_strides.append(0)
+        else:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({t}) must match the existing size ({size}) "
+                f"at non-singleton dimension {i}.  Target sizes: {list(target)}.  "
+                f"Tensor sizes: {list(shape)}")
+    return tuple(out_shape), tuple(out_strides)
+
+
+def infer_size(shape: Sequence[int], total: int) -> tuple:
+    """Resolve one ``-1`` in a requested shape so that it holds ``total`` elements."""
+    shape = list(shape)
+    infer = None
+    known = 1
+    for i, s in enumerate(shape):
+        if isinstance(s, bool) or not hasattr(s, "__index__"):
+            raise TypeError(f"shape must be a tuple of ints, but got element of type "
+                            f"{type(s).__name__}")
+        s = s.__index__()
+        shape[i] = s
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s}")
+        else:
+            known *= s
+    if infer is not None:
+        if known == 0:
+            raise RuntimeError(f"cannot reshape tensor of {total} elements into shape "
+                               f"{shape} because the unspecified dimension size -1 can be any "
+                               "value and is ambiguous")
+        if total % known == 0:
+            shape[infer] = total // known
+            return tuple(shape)
+    elif known == total:
+        return tuple(shape)
+    raise RuntimeError(f"shape '{shape}' is invalid for input of size {total}")
+
+
+def view_strides(shape: Sequence[int], strides: Sequence[int], new_shape: Sequence[int]):
+    """Strides that show the same elements with ``new_shape``, or ``None``.
+
+    ``view`` never copies, so it works only when each run of new dimensions
+    falls inside a run of old dimensions that are laid out contiguously
+    *with respect to each other* (a "chunk").  A transposed matrix has two
+    separate chunks, so it cannot be flattened, but each of its dimensions
+    can still be split.  This is PyTorch's ``computeStride``.
+    """
+    if len(shape) == 0:
+        return tuple(1 for _ in new_shape)
+    total = numel(shape)
+    if total == 0:
+        if tuple(shape) == tuple(new_shape):
+            return tuple(strides)
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = strides[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[tensor_d]
+        # A chunk ends where the next-outer dim is not laid out right after this one.
+        if tensor_d == 0 or (shape[tensor_d - 1] != 1 and
+                             strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+def coalesce(shape: Sequence[int], *stride_lists: Sequence[int]):
+    """Merge neighbouring dimensions that every operand walks through in step.
+
+    Dims ``d`` and ``d+1`` merge when, for every operand,
+    ``stride[d] == stride[d+1] * shape[d+1]``.  A contiguous (2, 3, 4) tensor
+    becomes one dimension of 24; kernels then run one long inner loop instead
+    of many short ones.  This is what PyTorch's TensorIterator does.  Size-1
+    dimensions are dropped first.
+    """
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    if not dims:
+        return (), tuple(() for _ in stride_lists)
+    new_shape = [shape[dims[0]]]
+    new_strides = [[s[dims[0]]] for s in stride_lists]
+    for d in dims[1:]:
+        size = shape[d]
+        if all(ns[-1] == s[d] * size for ns, s in zip(new_strides, stride_lists)):
+            new_shape[-1] *= size
+            for ns, s in zip(new_strides, stride_lists):
+                ns[-1] = s[d]
+        else:
+            new_shape.append(size)
+            for ns, s in zip(new_strides, stride_lists):
+                ns.append(s[d])
+    return tuple(new_shape), tuple(tuple(ns) for ns in new_strides)
+
+
+def index_to_position(index: Sequence[int], strides: Sequence[int], offset: int = 0) -> int:
+    """Storage position of a multi-dimensional index."""
+    return offset + sum(i * s for i, s in zip(index, strides))
+
+
+def position_to_index(ordinal: int, shape: Sequence[int]) -> tuple:
+    """The multi-index of the ``ordinal``-th element in row-major order."""
+    index = [0] * len(shape)
+    for d in range(len(shape) - 1, -1, -1):
+        size = shape[d]
+        index[d] = ordinal % size
+        ordinal //= size
+    return tuple(index)
+
+
+def storage_span(shape: Sequence[int], strides: Sequence[int], offset: int) -> tuple:
+    """The lowest and one-past-highest storage positions a header can reach.
+
+    ``(offset, offset)`` for a tensor with no elements.
+    """
+    if numel(shape) == 0:
+        return offset, offset
+    lo = hi = offset
+    for size, st in zip(shape, strides):
+        if st >= 0:
+            hi += (size - 1) * st
+        else:
+            lo += (size - 1) * st
+    return lo, hi + 1

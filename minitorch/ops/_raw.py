@@ -1,0 +1,239 @@
+"""Raw tensor computations for the op definitions: no autograd, just kernels.
+
+Every op's ``forward`` is built from these.  They take tensors, decide dtypes,
+broadcast shapes and pick the kernel family, and return new tensors (or
+write into an ``out`` tensor).  None of them records a graph; that is the
+job of the ``Function`` that calls them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..backends import Operand
+from ..backends import scalar_ops as S
+from ..dtype import bool_, dtype, float16, float32, int64, result_type
+from ..layout import broadcast_shapes, expand_strides, numel
+from ..tensor import Tensor
+
+Number = (int, float, bool, np.number, np.bool_)
+
+
+def is_number(x: Any) -> bool:
+    return isinstance(x, Number)
+
+
+def check_same_device(*tensors: Any) -> None:
+    devs = {t.device for t in tensors if isinstance(t, Tensor) and (t.dim() > 0 or
+                                                                   t.device.type != "cpu")}
+    if len(devs) > 1:
+        a, b = sorted(str(d) for d in devs)[-1], sorted(str(d) for d in devs)[0]
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {a} and {b}!")
+
+
+def empty(shape: tuple, dt: dtype, device: Any) -> Tensor:
+    return Tensor._empty(tuple(shape), dt, device)
+
+
+def compute_dtype(dt: dtype) -> dtype:
+    """float16 is stored, not computed: kernels run in float32 (see docs/differences.md)."""
+    return float32 if dt is float16 else dt
+
+
+def cast(t: Tensor, dt: dtype) -> Tensor:
+    """``t`` converted to dtype ``dt`` (``t`` itself if it already is)."""
+    if t.dtype is dt:
+        return t
+    out = empty(t._shape, dt, t.device)
+    t._backend.copy(t._operand(), out._operand())
+    return out
+
+
+def contiguous(t: Tensor) -> Tensor:
+    if t.is_contiguous():
+        return t
+    out = empty(t._shape, t.dtype, t.device)
+    t._backend.copy(t._operand(), out._operand())
+    return out
+
+
+def broadcast_operand(t: Tensor, shape: tuple) -> Operand:
+    """The operand that reads ``t`` as if it had ``shape`` (stride 0 where stretched)."""
+    if t._shape == shape:
+        return t._operand()
+    _, strides = expand_strides(t._shape, t._stride, shape)
+    return Operand(t._storage._data, shape, strides, t._offset)
+
+
+def scalar_operand(value: Any, dt: dtype, shape: tuple, backend: Any) -> Operand:
+    """A Python number as a one-element buffer read with stride 0 everywhere."""
+    buf = backend.from_host(np.array([value]).astype(dt.np))
+    return Operand(buf, shape, (0,) * len(shape), 0)
+
+
+def as_operand(x: Any, dt: dtype, shape: tuple, backend: Any) -> Operand:
+    """A tensor or number, in dtype ``dt``, broadcast to ``shape``."""
+    if isinstance(x, Tensor):
+        return broadcast_operand(cast(x, dt), shape)
+    return scalar_operand(x, dt, shape, backend)
+
+
+def shape_of(x: Any) -> tuple:
+    return x._shape if isinstance(x, Tensor) else ()
+
+
+def device_of(*xs: Any):
+    for x in xs:
+        if isinstance(x, Tensor):
+            return x.device
+    from ..device import get_default_device
+    return get_default_device()
+
+
+# ---------------------------------------------------------------------------
+# elementwise
+# ---------------------------------------------------------------------------
+_ARITH = set(S.ARITH_OPS)
+_UNARY_FAST = set(S.UNARY_FAST_OPS)
+
+
+def compare(a: Any, b: Any, op: int) -> Tensor:
+    """Elementwise comparison (``S.EQ``, ``S.LT``, ...): a bool tensor."""
+    check_same_device(a, b)
+    compute = result_type(a, b)
+    kernel_dtype = compute_dtype(compute)
+    shape = broadcast_shapes(shape_of(a), shape_of(b))
+    out = empty(shape, bool_, device_of(a, b))
+    backend = out._backend
+    backend.binary(op, as_operand(a, kernel_dtype, shape, backend),
+                   as_operand(b, kernel_dtype, shape, backend), out._operand(), "compare")
+    return out
+
+
+def arith(a: Any, b: Any, op: int, out: Tensor | None = None) -> Tensor:
+    """``a (op) b`` for the arithmetic and math binary ops, result in the promoted dtype."""
+    compute = result_type(a, b)
+    kernel = compute_dtype(compute)
+    return _binary_family(a, b, op, compute, kernel, out)
+
+
+def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
+                   out: Tensor | None) -> Tensor:
+    check_same_device(a, b)
+    shape = broadcast_shapes(shape_of(a), shape_of(b))
+    dev = device_of(a, b)
+    target = empty(shape, kernel, dev) if (out is None or out.dtype is not kernel
+                                            or out._shape != shape) else out
+    backend = target._backend
+    if kernel.is_floating_point:
+        family = "arith" if op in _ARITH else "math"
+    else:
+        family = "int"
+    backend.binary(op, as_operand(a, kernel, shape, backend),
+                   as_operand(b, kernel, shape, backend), target._operand(), family)
+    if out is not None and target is not out:
+        out._backend.copy(broadcast_operand(target, out._shape), out._operand())
+        return out
+    return cast(target, result) if target.dtype is not result else target
+
+
+def unary(x: Tensor, op: int, out_dtype: dtype | None = None, p0: float = 0.0,
+          p1: float = 0.0, out: Tensor | None = None, *, integer: bool = False) -> Tensor:
+    """Elementwise ``f(x)``; floats run the float families, ``integer`` the int family."""
+    result_dtype = out_dtype or x.dtype
+    kernel = compute_dtype(x.dtype)
+    src = cast(x, kernel)
+    target_dtype = compute_dtype(result_dtype)
+    target = out if (out is not None and out.dtype is target_dtype) else \
+        empty(x._shape, target_dtype, x.device)
+    if integer:
+        family = "int"
+    else:
+        family = "fast" if op in _UNARY_FAST else "math"
+    target._backend.unary(op, src._operand(), target._operand(), p0, p1, family)
+    if out is not None and target is not out:
+        out._backend.copy(target._operand(), out._operand())
+        return out
+    return cast(target, result_dtype) if target.dtype is not result_dtype else target
+
+
+def copy_into(dst: Tensor, src: Any) -> None:
+    """``dst[...] = src`` with broadcasting and casting (no autograd)."""
+    backend = dst._backend
+    if isinstance(src, Tensor):
+        if src.device != dst.device:
+            src = to_device(src, dst.device)
+        backend.copy(broadcast_operand(src, dst._shape), dst._operand())
+    else:
+        backend.fill(dst._operand(), src)
+
+
+def to_device(t: Tensor, dev: Any) -> Tensor:
+    """A copy of ``t`` on device ``dev`` (contiguous)."""
+    from ..backends import get_backend
+    from ..storage import UntypedStorage
+    if t.device == dev:
+        return t
+    host = t._host_array()
+    host = host if host.flags.c_contiguous else host.copy()
+    data = get_backend(dev).from_host(host.reshape(-1))
+    from ..layout import contiguous_strides
+    return Tensor._make(UntypedStorage(data, dev), t._shape, contiguous_strides(t._shape), 0,
+                        t.dtype)
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+def reduce(x: Tensor, op: str, dims: tuple, keepdim: bool, out_dtype: dtype,
+           want_index: bool = False):
+    """Reduce ``x`` over ``dims`` with kernel ``op``; returns values (and indices)."""
+    kept = tuple(s for d, s in enumerate(x._shape) if d not in dims)
+    src = cast(x, compute_dtype(x.dtype)) if x.dtype is float16 else x
+    n_out = numel(kept)
+    values = empty(kept, compute_dtype(out_dtype), x.device)
+    idx = empty(kept, int64, x.device) if want_index else None
+    if n_out:
+        x._backend.reduce(op, src._operand(), dims, values._storage._data,
+                          idx._storage._data if idx is not None else None)
+    if keepdim:
+        kshape = tuple(1 if d in dims else s for d, s in enumerate(x._shape))
+        values = _reshape_contig(values, kshape)
+        if idx is not None:
+            idx = _reshape_contig(idx, kshape)
+    if values.dtype is not out_dtype:
+        values = cast(values, out_dtype)
+    return (values, idx) if want_index else values
+
+
+def _reshape_contig(t: Tensor, shape: tuple) -> Tensor:
+    from ..layout import contiguous_strides
+    return Tensor._make(t._storage, shape, contiguous_strides(shape), t._offset, t.dtype)
+
+
+def scan(x: Tensor, op: str, dim: int, out_dtype: dtype) -> Tensor:
+    """Cumulative sum or product along ``dim`` (a contiguous result).
+
+    ``dim`` is moved last and made contiguous, so the kernel scans rows.
+    """
+    if x.dim() == 0:
+        x = _reshape_contig(contiguous(x), (1,))
+        return _reshape_contig(scan(x, op, 0, out_dtype), ())
+    n = x._shape[dim]
+    src = cast(x, compute_dtype(out_dtype))
+    perm = [d for d in range(x.dim()) if d != dim] + [dim]
+    moved_shape = tuple(x._shape[d] for d in perm)
+    moved = contiguous(Tensor._make(src._storage, moved_shape,
+                                    tuple(src._stride[d] for d in perm), src._offset, src.dtype))
+    rows = numel(moved_shape) // n if n else 0
+    result = empty(moved_shape, moved.dtype, x.device)
+    x._backend.scan(op, moved._storage._data[moved._offset:moved._offset + rows * n]
+                    .reshape(rows, n), result._storage._data.reshape(rows, n))
+    inverse = [perm.index(d) for d in range(x.dim())]
+    back = Tensor._make(result._storage, x._shape,
+                        tuple(result._stride[inverse[d]] for d in range(x.dim())), 0,
+                        result.dtype)
+    return cast(contiguous(back), out_dtype)

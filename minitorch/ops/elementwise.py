@@ -1,0 +1,876 @@
+"""Elementwise ops: arithmetic, math functions, comparisons, ``where``, ``clamp``.
+
+Each differentiable op is one ``Function``.  Its forward calls a kernel
+through :mod:`._raw`; its backward is written with other ops, so that with
+``create_graph=True`` the backward is recorded too and can be differentiated
+again.
+
+Binary ops broadcast, so their backward must undo the broadcast: the
+gradient for an input of shape (3, 1) of an output of shape (2, 3, 4) is
+the output gradient summed over the stretched dims (``sum_to_shape``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from ..autograd.function import Function
+from ..autograd import grad_mode
+from ..backends import scalar_ops as S
+from ..dtype import bool_, float32, get_default_dtype, result_type, can_cast, int64
+from ..tensor import Tensor
+from . import _raw
+from .views import sum_to_shape
+
+__all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
+           "pow", "neg", "maximum", "minimum", "fmax", "fmin", "atan2", "where", "clamp",
+           "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+           "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+           "isnan", "isinf", "isfinite", "inplace", "lerp", "addcmul", "addcdiv",
+           "copysign", "hypot", "xlogy", "nan_to_num", "square", "float_power"]
+
+
+def _float_result(x: Any) -> Any:
+    """int and bool inputs of a float function give the default float dtype."""
+    return x.dtype if x.dtype.is_floating_point else get_default_dtype()
+
+
+def _meta(x: Any) -> tuple | None:
+    """What backward needs to know about an input: its shape and dtype (None for numbers)."""
+    return (x._shape, x.dtype) if isinstance(x, Tensor) else None
+
+
+def _reduce_grad(g: Tensor | None, meta: tuple | None) -> Tensor | None:
+    """The gradient for an input with ``meta`` (None if the input was a number)."""
+    if g is None or meta is None:
+        return None
+    shape, dt = meta
+    if not isinstance(g, Tensor):
+        return None
+    g = sum_to_shape(g, shape)
+    if g.dtype is not dt and dt.is_floating_point:
+        g = g.to(dt)
+    return g
+
+
+# ---------------------------------------------------------------------------
+# Binary arithmetic
+# ---------------------------------------------------------------------------
+class Add(Function):
+    _backward_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any, alpha: Any = 1) -> Tensor:
+        ctx.alpha = alpha
+        ctx.a, ctx.b = _meta(a), _meta(b)
+        if alpha != 1:
+            b = _raw.arith(b, alpha, S.MUL) if isinstance(b, Tensor) else b * alpha
+        return _raw.arith(a, b, S.ADD)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        ga = _reduce_grad(g, ctx.a) if ctx.needs_input_grad[0] else None
+        gb = None
+        if ctx.needs_input_grad[1]:
+            gb = _reduce_grad(g if ctx.alpha == 1 else g * ctx.alpha, ctx.b)
+        return ga, gb, None
+
+
+class Sub(Function):
+    _backward_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any, alpha: Any = 1) -> Tensor:
+        ctx.alpha = alpha
+        ctx.a, ctx.b = _meta(a), _meta(b)
+        if alpha != 1:
+            b = _raw.arith(b, alpha, S.MUL) if isinstance(b, Tensor) else b * alpha
+        return _raw.arith(a, b, S.SUB)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        ga = _reduce_grad(g, ctx.a) if ctx.needs_input_grad[0] else None
+        gb = _reduce_grad(-g * ctx.alpha if ctx.alpha != 1 else -g, ctx.b) \
+            if ctx.needs_input_grad[1] else None
+        return ga, gb, None
+
+
+class RSub(Sub):
+    _backward_name = "RsubBackward1"
+
+
+class Mul(Function):
+    _backward_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any) -> Tensor:
+        ctx.a, ctx.b = _meta(a), _meta(b)
+        # Save only what backward needs: d/da needs b, d/db needs a.
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if (ctx.needs_input_grad[0] and isinstance(b, Tensor)) else None)
+        ctx.b_number = None if isinstance(b, Tensor) else b
+        return _raw.arith(a, b, S.MUL)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        a, b = ctx.saved_tensors
+        if b is None:
+            b = ctx.b_number
+        ga = _reduce_grad(g * b, ctx.a) if ctx.needs_input_grad[0] else None
+        gb = _reduce_grad(g * a, ctx.b) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Div(Function):
+    _backward_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any) -> Tensor:
+        ctx.a, ctx.b = _meta(a), _meta(b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if isinstance(b, Tensor) else None)
+        ctx.b_number = None if isinstance(b, Tensor) else b
+        if not _dtype_of(a).is_floating_point and not _dtype_of(b).is_floating_point:
+            # True division of integers gives the default float dtype.
+            dt = get_default_dtype()
+            a = _raw.cast(a, dt) if isinstance(a, Tensor) else a
+            b = _raw.cast(b, dt) if isinstance(b, Tensor) else float(b)
+        return _raw.arith(a, b, S.DIV)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        a, b = ctx.saved_tensors
+        if b is None:
+            b = ctx.b_number
+        ga = _reduce_grad(g / b, ctx.a) if ctx.needs_input_grad[0] else None
+        gb = _reduce_grad(-g * a / (b * b), ctx.b) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+def _dtype_of(x: Any):
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, bool):
+        return bool_
+    return int64 if isinstance(x, int) else get_default_dtype()
+
+
+class Pow(Function):
+    _backward_name = "PowBackward1"
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any) -> Tensor:
+        ctx.a, ctx.b = _meta(a), _meta(b)
+        out = _pow_raw(a, b)
+        ctx.save_for_backward(a if isinstance(a, Tensor) else None,
+                              b if isinstance(b, Tensor) else None, out)
+        ctx.a_number = None if isinstance(a, Tensor) else a
+        ctx.b_number = None if isinstance(b, Tensor) else b
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        a, b, out = ctx.saved_tensors
+        a = ctx.a_number if a is None else a
+        b = ctx.b_number if b is None else b
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            if isinstance(b, Tensor):
+                ga = g * b * pow(a, b - 1)
+            else:
+                # d/da a**b = b * a**(b-1); 0 where b == 0 (PyTorch's convention).
+                ga = g * 0 if b == 0 else g * b * pow(a, b - 1)
+            ga = _reduce_grad(ga, ctx.a)
+        if ctx.needs_input_grad[1]:
+            # d/db a**b = a**b * log(a), taken as 0 where a == 0 and b >= 0.
+            log_a = _log(a) if isinstance(a, Tensor) else math.log(a) if a > 0 else \
+                (float("-inf") if a == 0 else float("nan"))
+            term = out * log_a
+            if isinstance(a, Tensor):
+                term = where((a == 0) & (b >= 0), 0.0, term)
+            elif a == 0:
+                term = where(b >= 0, 0.0, term)
+            gb = _reduce_grad(g * term, ctx.b)
+        return ga, gb
+
+
+class PowScalar(Pow):
+    _backward_name = "PowBackward0"
+
+
+def _pow_raw(a: Any, b: Any) -> Tensor:
+    dt = result_type(a, b)
+    if not dt.is_floating_point:
+        if isinstance(b, Tensor):
+            if bool((b < 0).any()):
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+        elif b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return _raw.arith(a, b, S.POW)
+    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+        if b == 2:
+            return _raw.unary(_raw.cast(a, dt), S.SQUARE)
+        return _raw.unary(_raw.cast(a, dt), S.POW_SCALAR, dt, float(b))
+    if isinstance(b, Tensor) and not isinstance(a, Tensor):
+        return _raw.unary(_raw.cast(b, dt), S.RPOW_SCALAR, dt, float(a))
+    return _raw.arith(a, b, S.POW)
+
+
+def _log(x: Tensor) -> Tensor:
+    return Log.apply(x)
+
+
+class _Binary(Function):
+    """Base for binary ops whose backward is given by ``grad_formula``."""
+
+    op = S.ADD
+    grad_formula: Callable = None
+
+    @classmethod
+    def forward(cls, ctx: Any, a: Any, b: Any) -> Tensor:
+        ctx.a, ctx.b = _meta(a), _meta(b)
+        ctx.save_for_backward(a if isinstance(a, Tensor) else None,
+                              b if isinstance(b, Tensor) else None)
+        ctx.numbers = (a, b)
+        dt = result_type(a, b)
+        if not dt.is_floating_point and cls.op in (S.ATAN2, S.HYPOT, S.COPYSIGN, S.XLOGY):
+            dt = get_default_dtype()
+            a = _raw.cast(a, dt) if isinstance(a, Tensor) else float(a)
+            b = _raw.cast(b, dt) if isinstance(b, Tensor) else float(b)
+        return _raw.arith(a, b, cls.op)
+
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor):
+        a, b = ctx.saved_tensors
+        a = ctx.numbers[0] if a is None else a
+        b = ctx.numbers[1] if b is None else b
+        ga, gb = cls.grad_formula(a, b, g)
+        return (_reduce_grad(ga, ctx.a) if ctx.needs_input_grad[0] else None,
+                _reduce_grad(gb, ctx.b) if ctx.needs_input_grad[1] else None)
+
+
+def _binary_op(name: str, op: int, formula: Callable | None) -> type:
+    cls = type(name, (_Binary,), {"_backward_name": name + "Backward0", "op": op,
+                                  "grad_formula": staticmethod(formula) if formula else None})
+    return cls
+
+
+def _max_grad(a: Any, b: Any, g: Tensor) -> tuple:
+    # Where a == b the gradient is split equally, as in PyTorch.
+    mask_a = (a > b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
+    return g * mask_a, g * (1 - mask_a)
+
+
+def _min_grad(a: Any, b: Any, g: Tensor) -> tuple:
+    mask_a = (a < b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
+    return g * mask_a, g * (1 - mask_a)
+
+
+Maximum = _binary_op("Maximum", S.MAXIMUM, _max_grad)
+Minimum = _binary_op("Minimum", S.MINIMUM, _min_grad)
+Fmax = _binary_op("Fmax", S.FMAX, _max_grad)
+Fmin = _binary_op("Fmin", S.FMIN, _min_grad)
+Atan2 = _binary_op("Atan2", S.ATAN2,
+                   lambda a, b, g: (g * b / (a * a + b * b), g * -a / (a * a + b * b)))
+Fmod = _binary_op("Fmod", S.FMOD, lambda a, b, g: (g, -g * _trunc_div(a, b)))
+Remainder = _binary_op("Remainder", S.REMAINDER,
+                       lambda a, b, g: (g, -g * floor_divide(a, b)))
+Hypot = _binary_op("Hypot", S.HYPOT, lambda a, b, g: (g * a / hypot(a, b), g * b / hypot(a, b)))
+Copysign = _binary_op("Copysign", S.COPYSIGN,
+                      lambda a, b, g: (g * copysign(1.0, a) * copysign(1.0, b), g * 0))
+Xlogy = _binary_op("Xlogy", S.XLOGY,
+                   lambda a, b, g: (g * where(a == 0, 0.0, _log(_as_t(b, g))), g * a / b))
+
+
+def _as_t(x: Any, like: Tensor) -> Tensor:
+    return x if isinstance(x, Tensor) else like.new_full((), x)
+
+
+def _trunc_div(a: Any, b: Any) -> Tensor:
+    return Trunc.apply(div(a, b))
+
+
+# ---------------------------------------------------------------------------
+# Unary ops, from one table
+# ---------------------------------------------------------------------------
+class _Unary(Function):
+    """Base for unary ops: ``grad_formula(x, y, g)`` gives d(loss)/dx from y = f(x)."""
+
+    op = S.IDENTITY
+    float_only = True
+    grad_formula: Callable = None
+
+    @classmethod
+    def forward(cls, ctx: Any, x: Tensor, p0: float = 0.0, p1: float = 0.0) -> Tensor:
+        if cls.float_only or x.dtype.is_floating_point:
+            out_dt = _float_result(x) if cls.float_only else x.dtype
+            y = _raw.unary(_raw.cast(x, out_dt) if out_dt is not x.dtype else x, cls.op,
+                           out_dt, p0, p1)
+        else:
+            y = _raw.unary(x, cls.op, x.dtype, integer=True)
+        ctx.save_for_backward(x, y)
+        ctx.params = (p0, p1)
+        return y
+
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor):
+        x, y = ctx.saved_tensors
+        return cls.grad_formula(x, y, g, *ctx.params), None, None
+
+
+def _unary_op(name: str, op: int, formula: Callable, float_only: bool = True,
+              backward_name: str | None = None) -> type:
+    return type(name, (_Unary,), {"_backward_name": backward_name or name + "Backward0",
+                                  "op": op, "float_only": float_only,
+                                  "grad_formula": staticmethod(formula)})
+
+
+def _zero_grad(x: Tensor, y: Tensor, g: Tensor, *p: Any) -> Tensor:
+    return g * 0
+
+
+#                 class name   op code          d(loss)/dx, given x, y = f(x), g = d(loss)/dy
+Neg = _unary_op("Neg", S.NEG, lambda x, y, g, *p: -g, float_only=False)
+Abs = _unary_op("Abs", S.ABS, lambda x, y, g, *p: g * sign(x), float_only=False)
+Exp = _unary_op("Exp", S.EXP, lambda x, y, g, *p: g * y)
+Log = _unary_op("Log", S.LOG, lambda x, y, g, *p: g / x)
+Log2 = _unary_op("Log2", S.LOG2, lambda x, y, g, *p: g / (x * math.log(2.0)))
+Log10 = _unary_op("Log10", S.LOG10, lambda x, y, g, *p: g / (x * math.log(10.0)))
+Log1p = _unary_op("Log1p", S.LOG1P, lambda x, y, g, *p: g / (x + 1))
+Expm1 = _unary_op("Expm1", S.EXPM1, lambda x, y, g, *p: g * (y + 1))
+Sqrt = _unary_op("Sqrt", S.SQRT, lambda x, y, g, *p: g / (2 * y))
+Rsqrt = _unary_op("Rsqrt", S.RSQRT, lambda x, y, g, *p: g * -0.5 * y / x)
+Sin = _unary_op("Sin", S.SIN, lambda x, y, g, *p: g * cos(x))
+Cos = _unary_op("Cos", S.COS, lambda x, y, g, *p: -g * sin(x))
+Tan = _unary_op("Tan", S.TAN, lambda x, y, g, *p: g * (1 + y * y))
+Tanh = _unary_op("Tanh", S.TANH, lambda x, y, g, *p: g * (1 - y * y))
+Sigmoid = _unary_op("Sigmoid", S.SIGMOID, lambda x, y, g, *p: g * y * (1 - y))
+Asin = _unary_op("Asin", S.ASIN, lambda x, y, g, *p: g * rsqrt(1 - x * x))
+Acos = _unary_op("Acos", S.ACOS, lambda x, y, g, *p: -g * rsqrt(1 - x * x))
+Atan = _unary_op("Atan", S.ATAN, lambda x, y, g, *p: g / (1 + x * x))
+Sinh = _unary_op("Sinh", S.SINH, lambda x, y, g, *p: g * cosh(x))
+Cosh = _unary_op("Cosh", S.COSH, lambda x, y, g, *p: g * sinh(x))
+Asinh = _unary_op("Asinh", S.ASINH, lambda x, y, g, *p: g * rsqrt(x * x + 1))
+Acosh = _unary_op("Acosh", S.ACOSH, lambda x, y, g, *p: g * rsqrt(x * x - 1))
+Atanh = _unary_op("Atanh", S.ATANH, lambda x, y, g, *p: g / (1 - x * x))
+Erf = _unary_op("Erf", S.ERF,
+                lambda x, y, g, *p: g * (2 / math.sqrt(math.pi)) * exp(-(x * x)))
+Erfc = _unary_op("Erfc", S.ERFC,
+                 lambda x, y, g, *p: g * (-2 / math.sqrt(math.pi)) * exp(-(x * x)))
+Reciprocal = _unary_op("Reciprocal", S.RECIPROCAL, lambda x, y, g, *p: -g * y * y)
+Square = _unary_op("Square", S.SQUARE, lambda x, y, g, *p: g * 2 * x, float_only=False,
+                   backward_name="PowBackward0")
+Relu = _unary_op("Relu", S.RELU, lambda x, y, g, *p: g * (y > 0).to(g.dtype),
+                 float_only=False, backward_name="ReluBackward0")
+Floor = _unary_op("Floor", S.FLOOR, _zero_grad)
+Ceil = _unary_op("Ceil", S.CEIL, _zero_grad)
+Round = _unary_op("Round", S.ROUND, _zero_grad)
+Trunc = _unary_op("Trunc", S.TRUNC, _zero_grad)
+Frac = _unary_op("Frac", S.FRAC, lambda x, y, g, *p: g)
+Sign = _unary_op("Sign", S.SIGN, _zero_grad, float_only=False)
+Clamp = _unary_op("Clamp", S.CLAMP,
+                  lambda x, y, g, lo, hi: g * ((x >= lo) & (x <= hi)).to(g.dtype),
+                  float_only=False)
+LeakyRelu = _unary_op("LeakyRelu", S.LEAKY_RELU,
+                      lambda x, y, g, slope, _: g * where(x > 0, 1.0, slope).to(g.dtype))
+Elu = _unary_op("Elu", S.ELU,
+                lambda x, y, g, alpha, _: g * where(x > 0, 1.0, y + alpha).to(g.dtype))
+Softplus = _unary_op("Softplus", S.SOFTPLUS,
+                     lambda x, y, g, beta, thr: g * where(x * beta > thr, 1.0,
+                                                          sigmoid(x * beta)).to(g.dtype))
+Gelu = _unary_op("Gelu", S.GELU,
+                 lambda x, y, g, *p: g * (0.5 * (1 + erf(x * 0.7071067811865476))
+                                          + x * exp(-0.5 * x * x) * 0.3989422804014327))
+GeluTanh = _unary_op("GeluTanh", S.GELU_TANH, lambda x, y, g, *p: g * _gelu_tanh_grad(x),
+                     backward_name="GeluBackward0")
+Silu = _unary_op("Silu", S.SILU,
+                 lambda x, y, g, *p: g * (sigmoid(x) * (1 + x * (1 - sigmoid(x)))))
+LogSigmoid = _unary_op("LogSigmoid", S.LOG_SIGMOID,
+                       lambda x, y, g, *p: g * sigmoid(-x),
+                       backward_name="LogSigmoidBackward0")
+Mish = _unary_op("Mish", S.MISH, lambda x, y, g, *p: g * _mish_grad(x))
+PowTensorScalar = _unary_op("PowTensorScalar", S.POW_SCALAR,
+                            lambda x, y, g, e, _: g * 0 if e == 0 else g * e * pow(x, e - 1),
+                            backward_name="PowBackward0")
+
+
+def _gelu_tanh_grad(x: Tensor) -> Tensor:
+    k = 0.7978845608028654
+    inner = k * (x + 0.044715 * x * x * x)
+    t = tanh(inner)
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+
+
+def _mish_grad(x: Tensor) -> Tensor:
+    sp = Softplus.apply(x, 1.0, 20.0)
+    t = tanh(sp)
+    return t + x * (1 - t * t) * sigmoid(x)
+
+
+def _unary_public(cls: type) -> Callable:
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        result = cls.apply(input)
+        return _write_out(result, out)
+    fn.__name__ = cls.__name__.lower()
+    fn.__doc__ = f"Elementwise ``{fn.__name__}`` (recorded as ``{cls._backward_name}``)."
+    return fn
+
+
+def _write_out(result: Tensor, out: Tensor | None) -> Tensor:
+    if out is None:
+        return result
+    if out._shape != result._shape:
+        resize_out(out, result._shape)
+    _raw.copy_into(out, result)
+    return out
+
+
+def resize_out(out: Tensor, shape: tuple) -> None:
+    if out.numel() != 0 and out._shape != shape:
+        import warnings
+        warnings.warn(f"An output with one or more elements was resized since it had shape "
+                      f"{list(out._shape)}, which does not match the required output shape "
+                      f"{list(shape)}.", UserWarning, stacklevel=3)
+    out.resize_(shape)
+
+
+exp = _unary_public(Exp)
+log = _unary_public(Log)
+log2 = _unary_public(Log2)
+log10 = _unary_public(Log10)
+log1p = _unary_public(Log1p)
+expm1 = _unary_public(Expm1)
+sqrt = _unary_public(Sqrt)
+rsqrt = _unary_public(Rsqrt)
+sin = _unary_public(Sin)
+cos = _unary_public(Cos)
+tan = _unary_public(Tan)
+tanh = _unary_public(Tanh)
+sigmoid = _unary_public(Sigmoid)
+asin = _unary_public(Asin)
+acos = _unary_public(Acos)
+atan = _unary_public(Atan)
+sinh = _unary_public(Sinh)
+cosh = _unary_public(Cosh)
+asinh = _unary_public(Asinh)
+acosh = _unary_public(Acosh)
+atanh = _unary_public(Atanh)
+erf = _unary_public(Erf)
+erfc = _unary_public(Erfc)
+reciprocal = _unary_public(Reciprocal)
+floor = _unary_public(Floor)
+ceil = _unary_public(Ceil)
+trunc = _unary_public(Trunc)
+frac = _unary_public(Frac)
+sign = _unary_public(Sign)
+abs = _unary_public(Abs)  # noqa: A001
+neg = _unary_public(Neg)
+negative = neg
+relu = _unary_public(Relu)
+square = _unary_public(Square)
+silu = _unary_public(Silu)
+mish = _unary_public(Mish)
+absolute = abs
+arcsin, arccos, arctan = asin, acos, atan
+fix = trunc
+
+
+def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001
+    if decimals == 0:
+        return _write_out(Round.apply(input), out)
+    scale = 10.0 ** decimals
+    return _write_out(Round.apply(input * scale) / scale, out)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    if approximate == "tanh":
+        return GeluTanh.apply(input)
+    if approximate != "none":
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+    return Gelu.apply(input)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return LeakyRelu.apply(input, float(negative_slope))
+
+
+def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return Elu.apply(input, float(alpha))
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return Softplus.apply(input, float(beta), float(threshold))
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    return LogSigmoid.apply(input)
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None, *,  # noqa: A002
+          out: Tensor | None = None) -> Tensor:
+    """Limit each element to [min, max]; min and max may be numbers or tensors."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        result = input
+        if min is not None:
+            result = maximum(result, min)
+        if max is not None:
+            result = minimum(result, max)
+        return _write_out(result, out)
+    lo = -math.inf if min is None else min
+    hi = math.inf if max is None else max
+    if not input.dtype.is_floating_point and (isinstance(lo, float) or isinstance(hi, float)):
+        # clamp(int_tensor, 0.5) promotes like PyTorch: result is float.
+        input = input.to(result_type(input, lo if isinstance(lo, float) else hi))
+    return _write_out(Clamp.apply(input, float(lo), float(hi)), out)
+
+
+clip = clamp
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
+    return clamp(input, max=max)
+
+
+# ---------------------------------------------------------------------------
+# Public binary functions
+# ---------------------------------------------------------------------------
+def _check_operand(x: Any, name: str) -> None:
+    if not isinstance(x, (Tensor, int, float, bool)) and not _raw.is_number(x):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+    """``input + alpha * other`` with broadcasting and type promotion."""
+    _check_operand(other, "add")
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    return _write_out(Add.apply(input, other, alpha), out)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+    _check_operand(other, "sub")
+    if _dtype_of(input) is bool_ and _dtype_of(other) is bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if not isinstance(input, Tensor):
+        return _write_out(RSub.apply(input, other, alpha), out)
+    return _write_out(Sub.apply(input, other, alpha), out)
+
+
+subtract = sub
+
+
+def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    _check_operand(other, "mul")
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    return _write_out(Mul.apply(input, other), out)
+
+
+multiply = mul
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None,
+        out: Tensor | None = None) -> Tensor:
+    """True division; ``rounding_mode='trunc'`` or ``'floor'`` rounds the quotient."""
+    _check_operand(other, "div")
+    if rounding_mode is None:
+        return _write_out(Div.apply(input, other), out)
+    if rounding_mode == "floor":
+        return _write_out(floor_divide(input, other), out)
+    if rounding_mode == "trunc":
+        dt = result_type(input, other)
+        if dt.is_floating_point:
+            return _write_out(Trunc.apply(Div.apply(input, other)), out)
+        _check_int_zero(other)
+        q = floor_divide(input, other)
+        r = _raw.arith(input, other, S.FMOD)
+        fix = ((r != 0) & ((r < 0) != (_as_tensor_like(other, q) < 0)))
+        return _write_out(q + fix.to(q.dtype), out)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+divide = div
+true_divide = div
+
+
+def _as_tensor_like(x: Any, like: Tensor) -> Tensor:
+    return x if isinstance(x, Tensor) else like.new_full((), x)
+
+
+def _check_int_zero(other: Any) -> None:
+    if isinstance(other, Tensor):
+        if not other.dtype.is_floating_point and bool((other == 0).any()):
+            raise RuntimeError("ZeroDivisionError")
+    elif not isinstance(other, float) and other == 0:
+        raise RuntimeError("ZeroDivisionError")
+
+
+def floor_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    dt = result_type(input, other)
+    if not dt.is_floating_point:
+        _check_int_zero(other)
+    with grad_mode.no_grad():
+        result = _raw.arith(input, other, S.FLOOR_DIVIDE)
+    return _write_out(result, out)
+
+
+def remainder(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    if not result_type(input, other).is_floating_point:
+        _check_int_zero(other)
+    if not isinstance(input, Tensor):
+        input = _as_tensor_like(input, other)
+    return _write_out(Remainder.apply(input, other), out)
+
+
+def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
+    if not result_type(input, other).is_floating_point:
+        _check_int_zero(other)
+    return _write_out(Fmod.apply(input, other), out)
+
+
+def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A001
+    """``input ** exponent``; either may be a number."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError("pow() needs at least one tensor argument")
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        dt = result_type(input, exponent)
+        if dt.is_floating_point:
+            src = input if input.dtype is dt else input.to(dt)
+            if exponent == 2:
+                return _write_out(Square.apply(src), out)
+            return _write_out(PowTensorScalar.apply(src, float(exponent)), out)
+        return _write_out(PowScalar.apply(input, exponent), out)
+    return _write_out(Pow.apply(input, exponent), out)
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:
+    from ..dtype import float64
+    a = input.to(float64) if isinstance(input, Tensor) else float(input)
+    b = exponent.to(float64) if isinstance(exponent, Tensor) else float(exponent)
+    return pow(a, b)
+
+
+def maximum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _write_out(Maximum.apply(input, other), out)
+
+
+def minimum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _write_out(Minimum.apply(input, other), out)
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    return Fmax.apply(input, other)
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    return Fmin.apply(input, other)
+
+
+def atan2(input: Tensor, other: Any) -> Tensor:
+    return Atan2.apply(input, other)
+
+
+arctan2 = atan2
+
+
+def hypot(input: Tensor, other: Any) -> Tensor:
+    return Hypot.apply(input, other)
+
+
+def copysign(input: Any, other: Any) -> Tensor:
+    if not isinstance(input, Tensor):
+        input = _as_tensor_like(input, other)
+    return Copysign.apply(input, other)
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    if not isinstance(input, Tensor):
+        input = _as_tensor_like(input, other)
+    return Xlogy.apply(input, other)
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    return input + weight * (end - input)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return input + value * tensor1 * tensor2
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return input + value * tensor1 / tensor2
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    import numpy as np
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    info = np.finfo(input.dtype.np)
+    hi = float(info.max) if posinf is None else posinf
+    lo = float(info.min) if neginf is None else neginf
+    y = where(isnan(input), nan, input)
+    return where(y == math.inf, hi, where(y == -math.inf, lo, y))
+
+
+# ---------------------------------------------------------------------------
+# Comparisons and logic (never differentiable)
+# ---------------------------------------------------------------------------
+def _comparison(op: int, name: str) -> Callable:
+    def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+        if not isinstance(other, Tensor) and not _raw.is_number(other):
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                            f"{type(other).__name__}")
+        return _write_out(_raw.compare(input, other, op), out)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}``: a bool tensor."
+    return fn
+
+
+eq = _comparison(S.EQ, "eq")
+ne = _comparison(S.NE, "ne")
+lt = _comparison(S.LT, "lt")
+le = _comparison(S.LE, "le")
+gt = _comparison(S.GT, "gt")
+ge = _comparison(S.GE, "ge")
+logical_and = _comparison(S.LOGICAL_AND, "logical_and")
+logical_or = _comparison(S.LOGICAL_OR, "logical_or")
+logical_xor = _comparison(S.LOGICAL_XOR, "logical_xor")
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return _raw.compare(input, 0, S.EQ)
+
+
+def _bitwise(op: int, name: str) -> Callable:
+    def fn(input: Any, other: Any) -> Tensor:
+        for x in (input, other):
+            if isinstance(x, Tensor) and x.dtype.is_floating_point:
+                raise RuntimeError(f'"{name}_cpu" not implemented for \'{x.dtype.name.title()}\'')
+        return _raw.arith(input, other, op)
+    fn.__name__ = name
+    return fn
+
+
+bitwise_and = _bitwise(S.BITWISE_AND, "bitwise_and")
+bitwise_or = _bitwise(S.BITWISE_OR, "bitwise_or")
+bitwise_xor = _bitwise(S.BITWISE_XOR, "bitwise_xor")
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    if input.dtype.is_floating_point:
+        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{input.dtype.name}'")
+    if input.dtype is bool_:
+        return logical_not(input)
+    return _raw.unary(input, S.BITWISE_NOT, integer=True)
+
+
+def isnan(input: Tensor) -> Tensor:
+    """NaN is the only value not equal to itself."""
+    return _raw.compare(input, input, S.NE)
+
+
+def isinf(input: Tensor) -> Tensor:
+    if not input.dtype.is_floating_point:
+        return _raw.compare(input, input, S.NE)
+    return _raw.unary(input, S.IS_INF, bool_)
+
+
+def isfinite(input: Tensor) -> Tensor:
+    if not input.dtype.is_floating_point:
+        return _raw.compare(input, input, S.EQ)
+    return _raw.unary(input, S.IS_FINITE, bool_)
+
+
+# ---------------------------------------------------------------------------
+# where
+# ---------------------------------------------------------------------------
+class Where(Function):
+    _backward_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, cond: Tensor, a: Any, b: Any) -> Tensor:
+        ctx.save_for_backward(cond)
+        ctx.a, ctx.b = _meta(a), _meta(b)
+        # Not b + c * (a - b): that would turn inf and nan in the unused branch
+        # into nan.  The kernel selects instead.
+        dt = result_type(a, b)
+        shape = _broadcast3(cond, a, b)
+        out = _raw.empty(shape, _raw.compute_dtype(dt), _raw.device_of(cond, a, b))
+        backend = out._backend
+        kdt = out.dtype
+        backend.where(_raw.broadcast_operand(cond, shape), _raw.as_operand(a, kdt, shape, backend),
+                      _raw.as_operand(b, kdt, shape, backend), out._operand())
+        return _raw.cast(out, dt)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        (cond,) = ctx.saved_tensors
+        ga = _reduce_grad(where(cond, g, 0.0), ctx.a) if ctx.needs_input_grad[1] else None
+        gb = _reduce_grad(where(cond, 0.0, g), ctx.b) if ctx.needs_input_grad[2] else None
+        return None, ga, gb
+
+
+def _broadcast3(*xs: Any) -> tuple:
+    from ..layout import broadcast_shapes
+    return broadcast_shapes(*[_raw.shape_of(x) for x in xs])
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None, *,
+          out: Tensor | None = None) -> Any:
+    """Elementwise select: ``input`` where ``condition`` is true, else ``other``."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if condition.dtype is not bool_:
+        if condition.dtype.is_floating_point or condition.dtype is not bool_:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                               f"tensor with dtype {condition.dtype.name.title()}")
+    _raw.check_same_device(condition, input, other)
+    return _write_out(Where.apply(condition, input, other), out)
+
+
+# ---------------------------------------------------------------------------
+# In-place ops
+# ---------------------------------------------------------------------------
+def inplace(x: Tensor, compute: Callable[[Tensor], Tensor], name: str = "") -> Tensor:
+    """Run ``compute(x)`` and store the result in ``x`` itself.
+
+    Without autograd the result is written straight into ``x``.  With
+    autograd, ``x`` takes over the history of the result (its ``grad_fn``
+    becomes the new node, whose inputs include ``x``'s old history), and the
+    version counter is bumped so that a backward needing the old value of
+    ``x`` raises instead of silently using the new one.
+    """
+    recording = grad_mode.STATE.grad_enabled
+    if recording and x.grad_fn is None and x._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if recording and x._base is not None and x._base.requires_grad:
+        base = x._base
+        if base.grad_fn is None and base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+    result = compute(x)
+    if not can_cast(result.dtype, x.dtype):
+        raise RuntimeError(f"result type {result.dtype.name.title()} can't be cast to the "
+                           f"desired output type {x.dtype.name.title()}")
+    if result._shape != x._shape:
+        raise RuntimeError(f"output with shape {list(x._shape)} doesn't match the broadcast "
+                           f"shape {list(result._shape)}")
+    _raw.copy_into(x, result)
+    x._bump_version()
+    if recording and result.requires_grad:
+        from .inplace_views import rebase_history
+        rebase_history(x, result)
+    return x

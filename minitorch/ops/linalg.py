@@ -1,0 +1,224 @@
+"""Matrix products: ``matmul`` (the ``@`` operator), ``mm``, ``bmm``, ``dot``, ``outer``, ...
+
+``matmul`` follows NumPy's rules: 1-D operands are treated as a row (left)
+or a column (right) vector and that dimension is removed again afterwards;
+leading "batch" dimensions broadcast.  The kernel only ever sees 3-D
+operands ``(batch, rows, cols)``.
+
+Backward of ``C = A @ B``: ``dA = dC @ B^T`` and ``dB = A^T @ dC``, each
+summed over batch dims that were broadcast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.function import Function
+from ..backends import Operand
+from ..layout import broadcast_shapes, coalesce, expand_strides, numel
+from ..tensor import Tensor
+from . import _raw
+from .views import sum_to_shape
+
+__all__ = ["matmul", "mm", "bmm", "dot", "vdot", "outer", "mv", "cross", "addmm", "inner",
+           "baddbmm", "ger", "trace"]
+
+
+def _batch_operand(t: Tensor, batch: tuple) -> Operand:
+    """``t`` (..., r, c) broadcast to ``batch + (r, c)`` and flattened to 3-D if possible."""
+    shape, strides = expand_strides(t._shape, t._stride, batch + t._shape[-2:])
+    bshape, (bstrides,) = coalesce(shape[:-2], strides[:-2])
+    if len(bshape) > 1:
+        return None
+    b = bshape[0] if bshape else 1
+    bs = bstrides[0] if bshape else 0
+    return Operand(t._storage._data, (b,) + shape[-2:], (bs,) + strides[-2:], t._offset)
+
+
+def _mm_raw(a: Tensor, b: Tensor) -> Tensor:
+    """The product of ``a`` (..., n, k) and ``b`` (..., k, m) with broadcast batch dims."""
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{a.dtype.name} != {b.dtype.name}")
+    _raw.check_same_device(a, b)
+    n, k = a._shape[-2:]
+    k2, m = b._shape[-2:]
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+    batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
+    dt = _raw.compute_dtype(a.dtype)
+    a_, b_ = _raw.cast(a, dt), _raw.cast(b, dt)
+    oa = _batch_operand(a_, batch)
+    if oa is None:
+        a_ = _raw.contiguous(a_.expand(batch + (n, k)))
+        oa = _batch_operand(a_, batch)
+    ob = _batch_operand(b_, batch)
+    if ob is None:
+        b_ = _raw.contiguous(b_.expand(batch + (k, m)))
+        ob = _batch_operand(b_, batch)
+    out = _raw.empty(batch + (n, m), dt, a.device)
+    nb = max(numel(batch), 1) if batch else 1
+    if out.numel():
+        out._backend.matmul(oa, ob, out._storage._data.reshape(nb, n, m))
+    return _raw.cast(out, a.dtype)
+
+
+class MatMul(Function):
+    _backward_name = "MmBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)
+        ctx.shapes = (a._shape, b._shape)
+        return _mm_raw(a, b)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        ga = sum_to_shape(matmul(g, b.mT), sa) if ctx.needs_input_grad[0] else None
+        gb = sum_to_shape(matmul(a.mT, g), sb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class BMM(MatMul):
+    _backward_name = "BmmBackward0"
+
+
+class UnsafeViewMatMul(MatMul):
+    _backward_name = "UnsafeViewBackward0"
+
+
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Matrix product with NumPy's rules for 1-D operands and broadcast batch dims."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    if input.dim() == 0 or other.dim() == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{input.dim()}D and {other.dim()}D")
+    if input.dim() == 1 and other.dim() == 1:
+        return dot(input, other)
+    a = input.unsqueeze(0) if input.dim() == 1 else input
+    b = other.unsqueeze(-1) if other.dim() == 1 else other
+    if a.dim() > 2 and b.dim() == 2 and input.dim() > 2:
+        # (..., n, k) @ (k, m): fold the batch into rows, one big matrix product.
+        lead = a._shape[:-1]
+        result = UnsafeViewMatMul.apply(a.reshape(-1, a._shape[-1]), b).view(lead + (b._shape[-1],))
+    else:
+        cls = MatMul if (a.dim() == 2 and b.dim() == 2) else BMM
+        result = cls.apply(a, b)
+    if input.dim() == 1:
+        result = result.squeeze(-2)
+    if other.dim() == 1:
+        result = result.squeeze(-1)
+    if out is not None:
+        _raw.copy_into(out.resize_(result._shape), result)
+        return out
+    return result
+
+
+def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if input.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError(f"self must be a matrix" if input.dim() != 2 else
+                           "mat2 must be a matrix")
+    return matmul(input, mat2, out=out)
+
+
+def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if input.dim() != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor")
+    if input._shape[0] != mat2._shape[0]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input._shape[0]}, {input._shape[2]}] but got: "
+                           f"[{mat2._shape[0]}, {mat2._shape[1]}].")
+    return matmul(input, mat2, out=out)
+
+
+class Dot(Function):
+    _backward_name = "DotBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(a, b)
+        return _mm_raw(a.reshape(1, -1), b.reshape(-1, 1)).reshape(())
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        a, b = ctx.saved_tensors
+        return g * b, g * a
+
+
+def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Inner product of two 1-D tensors of equal length."""
+    if input.dim() != 1 or tensor.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D "
+                           "tensors")
+    if input._shape[0] != tensor._shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input._shape[0]}] and "
+                           f"src [{tensor._shape[0]}] to have the same number of elements, but "
+                           "got 0 elements respectively" .replace(
+                               "0 elements respectively",
+                               f"{input._shape[0]} and {tensor._shape[0]} elements "
+                               "respectively"))
+    if input.dtype is not tensor.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{input.dtype.name.title()} and {tensor.dtype.name.title()}")
+    return Dot.apply(input, tensor)
+
+
+vdot = dot
+inner = dot
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """``out[i, j] = input[i] * vec2[j]``."""
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
+
+
+ger = outer
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, "
+                           f"{vec.dim()}")
+    return matmul(input, vec)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    prod = matmul(mat1, mat2)
+    if alpha != 1:
+        prod = prod * alpha
+    return prod + (input if beta == 1 else input * beta)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
+            alpha: Any = 1) -> Tensor:
+    return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
+
+
+def cross(input: Tensor, other: Tensor, dim: Any = None) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (the first dim of size 3 if None)."""
+    from ..layout import normalize_dim
+    from .views import stack
+    if dim is None:
+        dim = next((d for d, s in enumerate(input._shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    d = normalize_dim(dim, input.dim())
+    if input._shape[d] != 3 or other._shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input._shape[d]} and {other._shape[d]}")
+    a0, a1, a2 = input.unbind(d)
+    b0, b1, b2 = other.unbind(d)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+def trace(input: Tensor) -> Tensor:
+    if input.dim() != 2:
+        raise RuntimeError("trace: expected a matrix")
+    return input.diagonal().sum()

@@ -1,0 +1,621 @@
+"""Reductions (sum, mean, max, ...), scans (cumsum) and softmax-like ops.
+
+A reduction folds the chosen dims away (``keepdim=True`` keeps them as size
+1).  Its backward spreads the gradient back over the folded elements: for a
+sum every element gets the whole gradient (``expand``); for a max only the
+chosen element does.
+
+``softmax``, ``log_softmax`` and ``logsumexp`` subtract the maximum before
+exponentiating, so ``exp`` never overflows: ``softmax(x) == softmax(x - c)``
+for any constant ``c``.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from typing import Any, Sequence
+
+from ..autograd.function import Function
+from ..dtype import bool_, dtype as dtype_cls, float32, int64, get_default_dtype, as_dtype
+from ..layout import normalize_dim, normalize_dims, numel
+from ..tensor import Tensor
+from . import _raw
+from .views import expand, reshape, unsqueeze
+
+__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all",
+           "any", "var", "std", "var_mean", "std_mean", "logsumexp", "softmax",
+           "log_softmax", "cumsum", "cumprod", "norm", "count_nonzero", "nansum",
+           "aminmax", "return_types"]
+
+
+class return_types:
+    """Named tuples returned by ops with two results, like ``torch.return_types``."""
+
+    max = collections.namedtuple("max", ["values", "indices"])
+    min = collections.namedtuple("min", ["values", "indices"])
+    sort = collections.namedtuple("sort", ["values", "indices"])
+    topk = collections.namedtuple("topk", ["values", "indices"])
+    kthvalue = collections.namedtuple("kthvalue", ["values", "indices"])
+    median = collections.namedtuple("median", ["values", "indices"])
+    mode = collections.namedtuple("mode", ["values", "indices"])
+    aminmax = collections.namedtuple("aminmax", ["min", "max"])
+    cummax = collections.namedtuple("cummax", ["values", "indices"])
+    cummin = collections.namedtuple("cummin", ["values", "indices"])
+
+
+def _dims(x: Tensor, dim: Any) -> tuple:
+    """Normalised reduction dims; ``None`` or ``()`` means all dims."""
+    if dim is None:
+        return tuple(range(x.dim()))
+    if isinstance(dim, int):
+        return normalize_dims((dim,), x.dim())
+    dims = tuple(dim)
+    if not dims:
+        return tuple(range(x.dim()))
+    return normalize_dims(dims, x.dim())
+
+
+def _expand_back(g: Tensor, in_shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
+    """Re-insert reduced dims into ``g`` and broadcast it over the input's shape."""
+    if not keepdim:
+        for d in sorted(dims):
+            g = unsqueeze(g, d)
+    return expand(g, in_shape)
+
+
+def _sum_dtype(x: Tensor, dt: Any) -> dtype_cls:
+    if dt is not None:
+        return as_dtype(dt)
+    return x.dtype if x.dtype.is_floating_point else int64
+
+
+# ---------------------------------------------------------------------------
+# sum / mean / prod
+# ---------------------------------------------------------------------------
+class Sum(Function):
+    _backward_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dims: tuple, keepdim: bool, dt: dtype_cls) -> Tensor:
+        ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
+        return _raw.reduce(x, "sum", dims, keepdim, dt)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        return _expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim), None, None, None
+
+
+class SumAll(Sum):
+    _backward_name = "SumBackward0"
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        dtype: Any = None) -> Tensor:
+    """Sum over ``dim`` (all dims if None); ints and bools sum to int64."""
+    if isinstance(dim, dtype_cls):
+        dim, dtype = None, dim
+    dims = _dims(input, dim)
+    dt = _sum_dtype(input, dtype)
+    if dim is None:
+        return SumAll.apply(input, dims, False, dt)
+    return Sum.apply(input, dims, keepdim, dt)
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    from .elementwise import isnan, where
+    return sum(where(isnan(input), 0.0, input), dim, keepdim)
+
+
+class Mean(Function):
+    _backward_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+        ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
+        n = numel([x._shape[d] for d in dims])
+        ctx.n = n
+        s = _raw.reduce(x, "sum", dims, keepdim, x.dtype)
+        from ..backends import scalar_ops as S
+        return _raw.arith(s, float(n) if n else math.nan, S.DIV, out=s) if n else \
+            _raw.arith(s, math.nan, S.MUL, out=s)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        return _expand_back(g / ctx.n, ctx.in_shape, ctx.dims, ctx.keepdim), None, None
+
+
+class MeanAll(Mean):
+    _backward_name = "MeanBackward0"
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The average over ``dim``; only floating-point tensors (as in PyTorch)."""
+    if dtype is not None:
+        input = input.to(as_dtype(dtype))
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {input.dtype.name.title()}")
+    dims = _dims(input, dim)
+    if dim is None:
+        return MeanAll.apply(input, dims, False)
+    return Mean.apply(input, dims, keepdim)
+
+
+class Prod(Function):
+    _backward_name = "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dims: tuple, keepdim: bool, dt: dtype_cls) -> Tensor:
+        ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
+        y = _raw.reduce(x, "prod", dims, keepdim, dt)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        x, y = ctx.saved_tensors
+        # d(prod)/dx_i = prod of the others.  Where x has no zeros that is y / x_i;
+        # with zeros we compute products of the others explicitly (by exclusive
+        # cumulative products along a flattened reduced axis).
+        from .elementwise import where
+        yb = _expand_back(y, ctx.in_shape, ctx.dims, ctx.keepdim)
+        gb = _expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim)
+        if not bool((x == 0).any()):
+            return gb * yb / x, None, None, None
+        others = _prod_of_others(x, ctx.dims)
+        return gb * others, None, None, None
+
+
+def _prod_of_others(x: Tensor, dims: tuple) -> Tensor:
+    """For each element, the product of the other elements along ``dims``."""
+    from .views import flip, movedim
+    keep = [d for d in range(x.dim()) if d not in dims]
+    perm = keep + list(dims)
+    xp = x.permute(perm)
+    kshape = xp._shape[:len(keep)]
+    flat = reshape(xp.contiguous(), kshape + (-1,))
+    ones = flat.new_ones(kshape + (1,))
+    left = cumprod(_cat_last(ones, flat[..., :-1]), -1)
+    right = flip(cumprod(_cat_last(ones, flip(flat, (-1,))[..., :-1]), -1), (-1,))
+    others = reshape(left * right, xp._shape)
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return others.permute(inverse)
+
+
+def _cat_last(a: Tensor, b: Tensor) -> Tensor:
+    from .views import cat
+    return cat([a, b], -1)
+
+
+class ProdAll(Prod):
+    _backward_name = "ProdBackward0"
+
+
+def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    dt = _sum_dtype(input, dtype)
+    if dim is None:
+        return ProdAll.apply(input, _dims(input, None), False, dt)
+    return Prod.apply(input, _dims(input, dim), keepdim, dt)
+
+
+# ---------------------------------------------------------------------------
+# max / min / argmax / argmin
+# ---------------------------------------------------------------------------
+class _MaxMinDim(Function):
+    kind = "max"
+
+    @classmethod
+    def forward(cls, ctx: Any, x: Tensor, dim: int, keepdim: bool):
+        values, idx = _raw.reduce(x, cls.kind, (dim,), keepdim, x.dtype, want_index=True)
+        ctx.in_shape, ctx.dim, ctx.keepdim = x._shape, dim, keepdim
+        ctx.save_for_backward(idx)
+        ctx.mark_non_differentiable(idx)
+        return values, idx
+
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor, _gi: Any = None):
+        (idx,) = ctx.saved_tensors
+        return _route_to_index(g, idx, ctx.in_shape, ctx.dim, ctx.keepdim), None, None
+
+
+class MaxDim(_MaxMinDim):
+    _backward_name = "MaxBackward0"
+    kind = "max"
+
+
+class MinDim(_MaxMinDim):
+    _backward_name = "MinBackward0"
+    kind = "min"
+
+
+def _route_to_index(g: Tensor, idx: Tensor, in_shape: tuple, dim: int, keepdim: bool) -> Tensor:
+    """Gradient that goes only to the element ``idx`` picked along ``dim``."""
+    from .creation import arange
+    if not keepdim:
+        g = unsqueeze(g, dim)
+        idx = unsqueeze(idx, dim)
+    pos_shape = [1] * len(in_shape)
+    pos_shape[dim] = in_shape[dim]
+    positions = reshape(arange(in_shape[dim], device=g.device), tuple(pos_shape))
+    mask = (positions == idx).to(g.dtype)
+    return mask * g
+
+
+class _MaxMinAll(Function):
+    """max()/min() of everything: ties share the gradient evenly (like PyTorch)."""
+
+    kind = "max"
+
+    @classmethod
+    def forward(cls, ctx: Any, x: Tensor) -> Tensor:
+        if x.numel() == 0:
+            raise RuntimeError(f"{cls.kind}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        y = _raw.reduce(x, cls.kind, tuple(range(x.dim())), False, x.dtype)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor):
+        x, y = ctx.saved_tensors
+        mask = (x == y).to(g.dtype)
+        return g * mask / mask.sum()
+
+
+class MaxAll(_MaxMinAll):
+    _backward_name = "MaxBackward1"
+    kind = "max"
+
+
+class MinAll(_MaxMinAll):
+    _backward_name = "MinBackward1"
+    kind = "min"
+
+
+class _AmaxAmin(Function):
+    kind = "max"
+
+    @classmethod
+    def forward(cls, ctx: Any, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+        y = _raw.reduce(x, cls.kind, dims, keepdim, x.dtype)
+        ctx.save_for_backward(x, y)
+        ctx.dims, ctx.keepdim, ctx.in_shape = dims, keepdim, x._shape
+        return y
+
+    @classmethod
+    def backward(cls, ctx: Any, g: Tensor):
+        x, y = ctx.saved_tensors
+        yb = _expand_back(y, ctx.in_shape, ctx.dims, ctx.keepdim)
+        mask = (x == yb).to(g.dtype)
+        count = mask.sum(ctx.dims, keepdim=True)
+        return _expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim) * mask / count, None, None
+
+
+class Amax(_AmaxAmin):
+    _backward_name = "AmaxBackward0"
+    kind = "max"
+
+
+class Amin(_AmaxAmin):
+    _backward_name = "AminBackward0"
+    kind = "min"
+
+
+def _check_nonempty_dim(x: Tensor, d: int, name: str) -> None:
+    if x.dim() and x._shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        out: Any = None) -> Any:
+    """``max(x)``: the largest element; ``max(x, dim)``: ``(values, indices)``; ``max(x, y)``: elementwise."""
+    if isinstance(dim, Tensor):
+        from .elementwise import maximum
+        return maximum(input, dim)
+    if dim is None:
+        return MaxAll.apply(input)
+    d = normalize_dim(dim, input.dim())
+    _check_nonempty_dim(input, d, "max")
+    values, idx = MaxDim.apply(input, d, keepdim)
+    return return_types.max(values, idx)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        out: Any = None) -> Any:
+    if isinstance(dim, Tensor):
+        from .elementwise import minimum
+        return minimum(input, dim)
+    if dim is None:
+        return MinAll.apply(input)
+    d = normalize_dim(dim, input.dim())
+    _check_nonempty_dim(input, d, "min")
+    values, idx = MinDim.apply(input, d, keepdim)
+    return return_types.min(values, idx)
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    dims = _dims(input, dim)
+    for d in dims:
+        _check_nonempty_dim(input, d, "amax")
+    return Amax.apply(input, dims, keepdim)
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    dims = _dims(input, dim)
+    for d in dims:
+        _check_nonempty_dim(input, d, "amin")
+    return Amin.apply(input, dims, keepdim)
+
+
+def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
+    return return_types.aminmax(amin(input, () if dim is None else dim, keepdim),
+                                amax(input, () if dim is None else dim, keepdim))
+
+
+def _arg(input: Tensor, dim: Any, keepdim: bool, kind: str) -> Tensor:
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0.")
+        flat = input.reshape(-1)
+        _, idx = _raw.reduce(flat, kind[3:], (0,), False, flat.dtype, want_index=True)
+        if keepdim:
+            idx = idx.reshape((1,) * input.dim())
+        return idx
+    d = normalize_dim(dim, input.dim())
+    _check_nonempty_dim(input, d, kind)
+    _, idx = _raw.reduce(input, kind[3:], (d,), keepdim, input.dtype, want_index=True)
+    return idx
+
+
+def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _arg(input, dim, keepdim, "argmax")
+
+
+def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _arg(input, dim, keepdim, "argmin")
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return _raw.reduce(input, "all", _dims(input, dim), keepdim if dim is not None else False,
+                       bool_)
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    return _raw.reduce(input, "any", _dims(input, dim), keepdim if dim is not None else False,
+                       bool_)
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    return sum((input != 0).to(int64), dim)
+
+
+# ---------------------------------------------------------------------------
+# var / std (composed of differentiable ops, so higher derivatives work)
+# ---------------------------------------------------------------------------
+def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Variance with Bessel's correction by default (``correction=1``)."""
+    if isinstance(unbiased, bool) and correction is None:
+        correction = 1 if unbiased else 0
+    if correction is None:
+        correction = 1
+    dims = _dims(input, dim)
+    n = numel([input._shape[d] for d in dims])
+    mu = mean(input, dims, keepdim=True)
+    sq = (input - mu).square()
+    total = sum(sq, dims, keepdim=keepdim)
+    denom = n - correction
+    if denom <= 0:
+        import warnings
+        warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=2)
+        return total * math.nan if denom < 0 or n == 0 else total / 0.0
+    return total / denom
+
+
+def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple:
+    return (var(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, _dims(input, dim), keepdim))
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple:
+    return (std(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, _dims(input, dim), keepdim))
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
+    """Vector p-norm (``p='fro'`` is the 2-norm of all elements)."""
+    dims = _dims(input, dim)
+    if p == "fro" or p == 2:
+        return sum(input * input, dims, keepdim).sqrt()
+    if p == math.inf or p == "inf":
+        return amax(input.abs(), dims, keepdim)
+    if p == -math.inf:
+        return amin(input.abs(), dims, keepdim)
+    if p == 1:
+        return sum(input.abs(), dims, keepdim)
+    if p == 0:
+        return sum((input != 0).to(input.dtype), dims, keepdim)
+    return sum(input.abs() ** p, dims, keepdim) ** (1.0 / p)
+
+
+# ---------------------------------------------------------------------------
+# logsumexp, softmax, log_softmax
+# ---------------------------------------------------------------------------
+def _stable_max(x: Tensor, dims: tuple) -> Tensor:
+    """max over dims (keepdim), with infinities replaced by 0 so x - m never gives nan."""
+    m = _raw.reduce(x, "max", dims, True, x.dtype)
+    from .elementwise import where, isinf
+    return where(isinf(m), 0.0, m)
+
+
+class LogSumExp(Function):
+    _backward_name = "LogsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+        from ..backends import scalar_ops as S
+        m = _stable_max(x, dims)
+        e = _raw.unary(_raw.arith(x, m, S.SUB), S.EXP)
+        s = _raw.reduce(e, "sum", dims, True, x.dtype)
+        y = _raw.arith(_raw.unary(s, S.LOG), m, S.ADD)
+        if not keepdim:
+            y = y.reshape(tuple(n for d, n in enumerate(x._shape) if d not in dims))
+        ctx.save_for_backward(x, y)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        x, y = ctx.saved_tensors
+        yb = _expand_back(y, x._shape, ctx.dims, ctx.keepdim)
+        gb = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
+        return gb * (x - yb).exp(), None, None
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+    if not input.dtype.is_floating_point:
+        input = input.to(get_default_dtype())
+    return LogSumExp.apply(input, _dims(input, dim), keepdim)
+
+
+class Softmax(Function):
+    _backward_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dim: int) -> Tensor:
+        from ..backends import scalar_ops as S
+        m = _stable_max(x, (dim,))
+        e = _raw.unary(_raw.arith(x, m, S.SUB), S.EXP)
+        s = _raw.reduce(e, "sum", (dim,), True, x.dtype)
+        y = _raw.arith(e, s, S.DIV, out=e)
+        ctx.save_for_backward(y)
+        ctx.dim = dim
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        (y,) = ctx.saved_tensors
+        return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    _backward_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dim: int) -> Tensor:
+        from ..backends import scalar_ops as S
+        m = _stable_max(x, (dim,))
+        shifted = _raw.arith(x, m, S.SUB)
+        s = _raw.reduce(_raw.unary(shifted, S.EXP), "sum", (dim,), True, x.dtype)
+        y = _raw.arith(shifted, _raw.unary(s, S.LOG), S.SUB, out=shifted)
+        ctx.save_for_backward(y)
+        ctx.dim = dim
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        (y,) = ctx.saved_tensors
+        return g - y.exp() * g.sum(ctx.dim, keepdim=True), None
+
+
+def _softmax_input(input: Tensor, dim: Any, dtype: Any) -> tuple:
+    if dtype is not None:
+        input = input.to(as_dtype(dtype))
+    elif not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
+                           f"'{input.dtype.name.title()}'")
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1   # PyTorch's legacy implicit choice
+    return input, normalize_dim(dim, input.dim())
+
+
+def softmax(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``: non-negative, sums to 1."""
+    input, d = _softmax_input(input, dim, dtype)
+    if input.dim() == 0:
+        return Softmax.apply(input.reshape(1), 0).reshape(())
+    return Softmax.apply(input, d)
+
+
+def log_softmax(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
+    """``log(softmax(x))`` computed stably as ``x - logsumexp(x)``."""
+    input, d = _softmax_input(input, dim, dtype)
+    if input.dim() == 0:
+        return LogSoftmax.apply(input.reshape(1), 0).reshape(())
+    return LogSoftmax.apply(input, d)
+
+
+# ---------------------------------------------------------------------------
+# cumulative sums and products
+# ---------------------------------------------------------------------------
+class CumSum(Function):
+    _backward_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dim: int, dt: dtype_cls) -> Tensor:
+        ctx.dim = dim
+        return _raw.scan(x, "cumsum", dim, dt)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        from .views import flip
+        return flip(cumsum(flip(g, (ctx.dim,)), ctx.dim), (ctx.dim,)), None, None
+
+
+class CumProd(Function):
+    _backward_name = "CumprodBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dim: int, dt: dtype_cls) -> Tensor:
+        y = _raw.scan(x, "cumprod", dim, dt)
+        ctx.save_for_backward(x, y)
+        ctx.dim = dim
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        x, y = ctx.saved_tensors
+        from .views import flip
+        d = ctx.dim
+        if not bool((x == 0).any()):
+            # dy_j/dx_i = y_j / x_i for j >= i: a reversed cumsum of g * y, over x.
+            return flip(cumsum(flip(g * y, (d,)), d), (d,)) / x, None, None
+        # With zeros: sum_{j >= i} g_j * prod_{k <= j, k != i} x_k, done densely.
+        n = x._shape[d]
+        xm = x.movedim(d, -1)
+        gm = g.movedim(d, -1)
+        cols = []
+        for i in range(n):
+            xi_one = xm.clone()
+            xi_one[..., i] = 1.0
+            p = cumprod(xi_one, -1)
+            cols.append((gm[..., i:] * p[..., i:]).sum(-1))
+        from .views import stack
+        return stack(cols, -1).movedim(-1, d), None, None
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    d = normalize_dim(dim, input.dim())
+    return CumSum.apply(input, d, _sum_dtype(input, dtype))
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    d = normalize_dim(dim, input.dim())
+    return CumProd.apply(input, d, _sum_dtype(input, dtype))

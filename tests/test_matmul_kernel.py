@@ -1,0 +1,218 @@
+"""Tests for the batched matmul kernel (minitorch/backends/cpu/matmul.py).
+
+The oracle is ``np.matmul``.  Sizes are small (so the tests are fast) but
+chosen to cross the kernel's tile sizes (MR x NR, the packing tiles, the
+task split), and include 0 and 1.  Inputs come in every layout the kernel
+must accept: contiguous, transposed views, non-contiguous slices, negative
+strides and broadcast batches (stride 0 or batch size 1).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.ops
+
+try:
+    from minitorch.backends.cpu import matmul as mm
+except Exception:  # package __init__ missing or mid-edit: load the file directly
+    # Register it under its real name: Numba's on-disk cache of a kernel
+    # records the module name and re-imports it when loading the kernel.
+    _name = "minitorch.backends.cpu.matmul"
+    _path = (pathlib.Path(__file__).resolve().parents[1]
+             / "minitorch" / "backends" / "cpu" / "matmul.py")
+    _spec = importlib.util.spec_from_file_location(_name, _path)
+    mm = importlib.util.module_from_spec(_spec)
+    sys.modules[_name] = mm
+    _spec.loader.exec_module(mm)
+
+batched_matmul = mm.batched_matmul
+
+DTYPES = [np.float32, np.float64, np.int64, np.int32]
+
+
+def _rand(rng, shape, dtype):
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(-9, 10, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _check(a, b, out=None):
+    """Run the kernel on a and b (any views) and compare with np.matmul."""
+    nb = max(a.shape[0], b.shape[0])
+    if out is None:
+        out = np.full((nb, a.shape[1], b.shape[2]), 7, dtype=a.dtype)  # garbage
+    batched_matmul(a, b, out)
+    if np.issubdtype(a.dtype, np.integer):
+        expect = np.matmul(a, b)
+        np.testing.assert_array_equal(out, expect)
+    else:
+        expect = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        k = a.shape[2]
+        # Summation order differs from NumPy's: allow a few ulps per term,
+        # scaled by the size of the terms (|a| @ |b|), not of the result.
+        eps = np.finfo(a.dtype).eps
+        scale = np.matmul(np.abs(a).astype(np.float64), np.abs(b).astype(np.float64))
+        tol = 4 * eps * (k + 1) * scale + np.finfo(a.dtype).tiny
+        assert np.all(np.abs(out - expect) <= tol), float(np.max(np.abs(out - expect) - tol))
+    return out
+
+
+# Sizes around the tiles (MR=3, NR=8, KPAD=16, pack tile 16) plus 0 and 1.
+dims = st.one_of(st.sampled_from([0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65]),
+                 st.integers(0, 70))
+batches = st.sampled_from([1, 1, 2, 3, 5])
+dtypes = st.sampled_from(DTYPES)
+
+
+@settings(max_examples=60, deadline=None)
+@given(nb=batches, m=dims, k=dims, n=dims, dtype=dtypes, seed=st.integers(0, 2**32 - 1))
+def test_contiguous(nb, m, k, n, dtype, seed):
+    rng = np.random.default_rng(seed)
+    _check(_rand(rng, (nb, m, k), dtype), _rand(rng, (nb, k, n), dtype))
+
+
+@settings(max_examples=60, deadline=None)
+@given(nb=batches, m=dims, k=dims, n=dims, dtype=dtypes,
+       ta=st.booleans(), tb=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_transposed_views(nb, m, k, n, dtype, ta, tb, seed):
+    """a and/or b are transposes of contiguous arrays (like x @ W.T)."""
+    rng = np.random.default_rng(seed)
+    a = _rand(rng, (nb, k, m), dtype).transpose(0, 2, 1) if ta else _rand(rng, (nb, m, k), dtype)
+    b = _rand(rng, (nb, n, k), dtype).transpose(0, 2, 1) if tb else _rand(rng, (nb, k, n), dtype)
+    _check(a, b)
+
+
+def _strided(rng, nb, rows, cols, steps, transpose, dtype):
+    """A non-contiguous (nb, rows, cols) view: every steps[0]-th row and
+    steps[1]-th column of a bigger array (negative steps reverse), built
+    transposed (and then transposed back) when ``transpose``."""
+    r, c = (cols, rows) if transpose else (rows, cols)
+    base = _rand(rng, (nb, r * abs(steps[0]) + 1, c * abs(steps[1]) + 1), dtype)
+    view = base[:, ::steps[0], ::steps[1]][:, :r, :c]
+    return view.transpose(0, 2, 1) if transpose else view
+
+
+steps = st.sampled_from([(1, 2), (2, 1), (2, 3), (-1, 1), (1, -1), (-2, -1)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(nb=batches, m=dims, k=dims, n=dims, dtype=dtypes, sa=steps, sb=steps,
+       ta=st.booleans(), tb=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_strided_views(nb, m, k, n, dtype, sa, sb, ta, tb, seed):
+    """Non-contiguous inputs: every other row/column, reversed axes, and
+    transposes of those."""
+    rng = np.random.default_rng(seed)
+    a = _strided(rng, nb, m, k, sa, ta, dtype)
+    b = _strided(rng, nb, k, n, sb, tb, dtype)
+    assert a.shape == (nb, m, k) and b.shape == (nb, k, n)
+    _check(a, b)
+
+
+@settings(max_examples=40, deadline=None)
+@given(nb=st.sampled_from([2, 3, 6]), m=dims, k=dims, n=dims, dtype=dtypes,
+       which=st.sampled_from(["a0", "b0", "a1", "b1", "both0"]), seed=st.integers(0, 2**32 - 1))
+def test_broadcast_batch(nb, m, k, n, dtype, which, seed):
+    """One operand shared by every batch item: stride 0 (np.broadcast_to) or
+    a batch of size 1."""
+    rng = np.random.default_rng(seed)
+    a = _rand(rng, (nb, m, k), dtype)
+    b = _rand(rng, (nb, k, n), dtype)
+    if which in ("a0", "both0"):
+        a = np.broadcast_to(a[:1], a.shape)
+        assert a.strides[0] == 0
+    if which in ("b0", "both0"):
+        b = np.broadcast_to(b[:1], b.shape)
+    if which == "a1":
+        a = a[:1]
+    if which == "b1":
+        b = b[:1]
+    _check(a, b)   # np.matmul broadcasts a batch of size 1 the same way
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 0, 5, 4), (1, 5, 0, 4), (1, 5, 4, 0), (0, 3, 4, 5),
+                                   (2, 0, 0, 0), (1, 1, 1, 1), (3, 1, 70, 1), (1, 70, 1, 70)])
+def test_empty_and_unit_dims(shape, dtype):
+    nb, m, k, n = shape
+    rng = np.random.default_rng(0)
+    out = _check(_rand(rng, (nb, m, k), dtype), _rand(rng, (nb, k, n), dtype))
+    if k == 0:
+        assert np.all(out == 0)   # an empty sum is 0, even though out started as 7
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_many_small_matrices(dtype):
+    rng = np.random.default_rng(1)
+    _check(_rand(rng, (4096, 4, 4), dtype), _rand(rng, (4096, 4, 4), dtype))
+    _check(_rand(rng, (257, 3, 5), dtype), _rand(rng, (257, 5, 2), dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt"])
+def test_larger(dtype, layout):
+    """Crosses several K blocks (KC) and cache blocks (MC, NC)."""
+    rng = np.random.default_rng(2)
+    m, k, n = 300, 1100, 250
+    a = _rand(rng, (1, m, k), dtype) if layout[0] == "n" else _rand(rng, (1, k, m), dtype).transpose(0, 2, 1)
+    b = _rand(rng, (1, k, n), dtype) if layout[1] == "n" else _rand(rng, (1, n, k), dtype).transpose(0, 2, 1)
+    _check(a, b)
+    _check(_rand(rng, (2, 300, 200), dtype), _rand(rng, (2, 200, 250), dtype))
+
+
+def test_larger_int():
+    rng = np.random.default_rng(3)
+    _check(_rand(rng, (2, 130, 600), np.int64), _rand(rng, (2, 600, 90), np.int64))
+
+
+def test_int_overflow_wraps_like_numpy():
+    a = np.full((1, 2, 3), 2**40, np.int64)
+    b = np.full((1, 3, 2), 2**30, np.int64)
+    _check(a, b)
+    a32 = np.full((1, 2, 40), 70000, np.int32)
+    b32 = np.full((1, 40, 2), 70000, np.int32)
+    _check(a32, b32)
+
+
+def test_nan_and_inf_propagate():
+    a = np.ones((1, 4, 20), np.float32)
+    b = np.ones((1, 20, 10), np.float32)
+    a[0, 1, 3] = np.nan
+    b[0, 5, 2] = np.inf
+    out = np.empty((1, 4, 10), np.float32)
+    batched_matmul(a, b, out)
+    expect = np.matmul(a, b)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(expect))
+    np.testing.assert_array_equal(np.isinf(out), np.isinf(expect))
+
+
+def test_out_may_overlap_inputs():
+    """A and B are packed before out is written, so out may alias them."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 20, 20))
+    b = rng.standard_normal((2, 20, 20))
+    expect = np.matmul(a, b)
+    batched_matmul(a, b, a)
+    np.testing.assert_allclose(a, expect, rtol=1e-12, atol=1e-12)
+
+
+def test_rejects_bad_arguments():
+    a = np.ones((1, 2, 3), np.float32)
+    b = np.ones((1, 3, 4), np.float32)
+    with pytest.raises(TypeError):
+        batched_matmul(a, b.astype(np.float64), np.empty((1, 2, 4), np.float32))
+    with pytest.raises(TypeError):
+        batched_matmul(a.astype(np.float16), b.astype(np.float16), np.empty((1, 2, 4), np.float16))
+    with pytest.raises(ValueError):
+        batched_matmul(a, np.ones((1, 2, 4), np.float32), np.empty((1, 2, 4), np.float32))
+    with pytest.raises(ValueError):
+        batched_matmul(a, b, np.empty((1, 4, 2), np.float32).transpose(0, 2, 1))
+    with pytest.raises(ValueError):
+        batched_matmul(a[0], b[0], np.empty((2, 4), np.float32))
