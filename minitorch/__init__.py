@@ -44,6 +44,7 @@ from .ops.elementwise import (abs, absolute, acos, acosh, add, addcdiv, addcmul,
                               pow, reciprocal, relu, remainder, round, rsqrt, sigmoid, sign, sin,
                               sinh, sqrt, square, sub, subtract, tan, tanh, true_divide, trunc,
                               where, xlogy)
+from .ops.einsum import einsum
 from .ops.linalg import (addmm, baddbmm, bmm, cross, dot, ger, inner, matmul, mm, mv, outer,
                          trace, vdot)
 from .ops.reduction import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero,
