@@ -57,6 +57,11 @@ from .ops.views import (as_strided, broadcast_to, cat, chunk, clone, concat, con
                         t, tensor_split, tile, transpose, unbind, unflatten, unsqueeze, view,
                         vstack)
 from .ops.views import movedim as moveaxis  # noqa: E402
+from .ops.indexing import (argwhere, embedding, gather, index_add, index_copy, index_fill,
+                           index_select, masked_fill, masked_scatter, masked_select, nonzero,
+                           scatter, scatter_add, take, take_along_dim)
+from .ops.advanced_indexing import index_put, index_put_
+from .ops.sorting import argsort, kthvalue, median, msort, sort, topk, unique
 
 __version__ = "0.1.0"
 
@@ -77,3 +82,9 @@ def numel(input: Tensor) -> "int":
 
 def is_storage(obj) -> "bool":
     return isinstance(obj, (TypedStorage, UntypedStorage))
+from . import nn  # noqa: E402  (layer 8)
+from . import optim  # noqa: E402  (layer 9)
+from . import utils  # noqa: E402  (layer 10)
+from . import cuda  # noqa: E402
+from .serialization import load, save  # noqa: E402  (layer 11)
+from . import datasets  # noqa: E402  (layer 12)

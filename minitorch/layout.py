@@ -128,6 +128,16 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
         (   5, 1)   ->  (4, 5, 3)
     """
     ndim = max((len(s) for s in shapes), default=0)
+    if len(shapes) == 2:
+        # PyTorch's message for two operands: the first mismatch from the right,
+        # counted as a dimension of the result.
+        a, b = shapes
+        for j in range(ndim - 1, -1, -1):
+            sa = a[j - ndim + len(a)] if j - ndim + len(a) >= 0 else 1
+            sb = b[j - ndim + len(b)] if j - ndim + len(b) >= 0 else 1
+            if sa != sb and sa != 1 and sb != 1:
+                raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor "
+                                   f"b ({sb}) at non-singleton dimension {j}")
     out = [1] * ndim
     owner = [0] * ndim          # which shape set out[j], for the error message
     for si, shape in enumerate(shapes):
@@ -142,7 +152,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
             if len(shapes) == 2:
                 raise RuntimeError(
                     f"The size of tensor a ({out[j]}) must match the size of tensor b ({size}) "
-                    f"at non-singleton dimension {i}")
+                    f"at non-singleton dimension {j}")
             raise RuntimeError(
                 "Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
                 f"between arg {owner[j]} and arg {si}.")

@@ -59,7 +59,8 @@ class Tensor:
     """
 
     __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "device",
-                 "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
+                 "_requires_grad", "_grad", "_grad_fn", "_grad_fn_version", "_output_nr",
+                 "_version_counter",
                  "_base", "_hooks", "_retains_grad", "_accumulator", "__weakref__",
                  "__dict__")
 
@@ -89,9 +90,10 @@ class Tensor:
         t.device = storage.device
         t._requires_grad = False
         t._grad = None
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
         t._version_counter = base._version_counter if base is not None else VersionCounter()
+        t._grad_fn_version = t._version_counter.value
         t._base = None if base is None else (base._base if base._base is not None else base)
         t._hooks = None
         t._retains_grad = False
@@ -122,15 +124,19 @@ class Tensor:
         """The shape, or the size of one dimension."""
         if dim is None:
             return Size(self._shape)
-        from .layout import normalize_dim
-        return self._shape[normalize_dim(dim, len(self._shape))] if self._shape else 1
+        return self._shape[self._dim_index(dim)]
 
     def stride(self, dim: int | None = None):
         """Storage elements to step per index, for each dimension (or one)."""
         if dim is None:
             return self._stride
+        return self._stride[self._dim_index(dim)]
+
+    def _dim_index(self, dim: int) -> int:
+        if not self._shape:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         from .layout import normalize_dim
-        return self._stride[normalize_dim(dim, len(self._shape))] if self._shape else 1
+        return normalize_dim(dim, len(self._shape))
 
     def storage_offset(self) -> int:
         return self._offset
@@ -211,6 +217,27 @@ class Tensor:
         return -1 if self.device.type == "cpu" else self.device.index
 
     # -- autograd metadata -------------------------------------------------
+    @property
+    def grad_fn(self):
+        """The node that computes this tensor's gradient (None for a leaf).
+
+        A view's history is stale once its base was changed in place after
+        the view's node was recorded (``v = y[0]; y.mul_(2)``): then, as in
+        PyTorch, the view gets a fresh node reading its region of the base's
+        new history (``AsStridedBackward0``).
+        """
+        fn = self._grad_fn
+        if (fn is not None and self._base is not None
+                and self._grad_fn_version != self._version_counter.value
+                and _refresh_view_grad_fn is not None):
+            fn = _refresh_view_grad_fn(self)
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._grad_fn = node
+        self._grad_fn_version = self._version_counter.value
+
     @property
     def requires_grad(self) -> bool:
         return self._requires_grad or self.grad_fn is not None
@@ -296,6 +323,9 @@ class Tensor:
         return self._host_array()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         arr = self._host_array()
         if dtype is not None:
             arr = arr.astype(dtype)
@@ -333,7 +363,7 @@ class Tensor:
 
     def _scalar_for_conversion(self, kind: str):
         if self.numel() != 1:
-            raise TypeError(f"only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
     def __complex__(self) -> complex:
@@ -386,9 +416,9 @@ class Tensor:
         return _format(self)
 
     def __format__(self, spec: str) -> str:
-        if self.dim() == 0 and spec:
+        if self.dim() == 0:
             return self.item().__format__(spec)
-        return str(self)
+        return object.__format__(self, spec)   # TypeError for a non-empty spec, like PyTorch
 
 
 class Size(tuple):
@@ -409,14 +439,12 @@ class Size(tuple):
 
 
 def _type_string_to_dtype(name: Any) -> dtype:
-    from .dtype import as_dtype
-    if isinstance(name, str) and name.endswith("Tensor"):
-        legacy = name.split(".")[-1][:-len("Tensor")]
-        for d in (bool_, float16, float32, int64):
-            pass
-        from .dtype import ALL_DTYPES
+    from .dtype import ALL_DTYPES, as_dtype
+    if isinstance(name, str):
+        # Only legacy names such as 'torch.FloatTensor' (or 'torch.cuda.FloatTensor').
+        legacy = name.split(".")[-1]
         for d in ALL_DTYPES:
-            if d._legacy == legacy:
+            if legacy == d._legacy + "Tensor":
                 return d
         raise ValueError(f"invalid type: '{name}'")
     return as_dtype(name)
@@ -456,3 +484,4 @@ def _legacy_new(*args: Any, **kwargs: Any) -> Tensor:
 
 
 _legacy_constructor = None  # installed by minitorch.ops.creation
+_refresh_view_grad_fn = None  # installed by minitorch.ops.views

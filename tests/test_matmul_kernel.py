@@ -13,6 +13,7 @@ import importlib.util
 import pathlib
 import sys
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -65,8 +66,10 @@ def _check(a, b, out=None):
     return out
 
 
-# Sizes around the tiles (MR=3, NR=8, KPAD=16, pack tile 16) plus 0 and 1.
-dims = st.one_of(st.sampled_from([0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65]),
+# Sizes around the tiles (MR x NR = 4 x 6, or 3 x 3 without AVX-512; K
+# padded to 16; packing tiles of 16) plus 0 and 1.
+dims = st.one_of(st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 16, 17,
+                                  23, 24, 25, 31, 33, 64, 65]),
                  st.integers(0, 70))
 batches = st.sampled_from([1, 1, 2, 3, 5])
 dtypes = st.sampled_from(DTYPES)
@@ -165,6 +168,31 @@ def test_larger(dtype, layout):
     b = _rand(rng, (1, k, n), dtype) if layout[1] == "n" else _rand(rng, (1, n, k), dtype).transpose(0, 2, 1)
     _check(a, b)
     _check(_rand(rng, (2, 300, 200), dtype), _rand(rng, (2, 200, 250), dtype))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_thread_counts(threads):
+    """The task split depends on the thread count; every split is correct."""
+    threads = min(threads, numba.config.NUMBA_NUM_THREADS)
+    old = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(threads)
+        _check(_rand(rng, (1, 131, 77), np.float32), _rand(rng, (1, 77, 259), np.float32))
+        _check(_rand(rng, (3, 50, 40), np.float64), _rand(rng, (3, 40, 7), np.float64))
+    finally:
+        numba.set_num_threads(old)
+
+
+def test_workspace_reuse_and_fresh_buffers(monkeypatch):
+    """Packing buffers are reused between calls (stale contents must not
+    leak into the next product) unless they would be too big."""
+    rng = np.random.default_rng(5)
+    for shape in [(2, 60, 70, 50), (1, 5, 3, 4), (3, 64, 33, 65)]:
+        nb, m, k, n = shape
+        _check(_rand(rng, (nb, m, k), np.float32), _rand(rng, (nb, k, n), np.float32))
+    monkeypatch.setattr(mm, "_WORKSPACE_MAX_BYTES", 1024)
+    _check(_rand(rng, (2, 60, 70), np.float64), _rand(rng, (2, 70, 50), np.float64))
 
 
 def test_larger_int():

@@ -8,11 +8,15 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                         set_grad_enabled)
 from .graph import Node
+# Imported eagerly, as in PyTorch: importing the submodule lazily would rebind the
+# package attribute ``gradcheck`` from the function to the module.  The module
+# itself imports the ops (a higher layer) only when called.
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled", "once_differentiable", "Variable",
-           "Node", "gradcheck", "gradgradcheck"]
+           "Node", "gradcheck", "gradgradcheck", "GradcheckError"]
 
 
 def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Any:
@@ -22,11 +26,3 @@ def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> 
     return data
 
 
-def gradcheck(*args: Any, **kwargs: Any) -> bool:
-    from .gradcheck import gradcheck as _gc
-    return _gc(*args, **kwargs)
-
-
-def gradgradcheck(*args: Any, **kwargs: Any) -> bool:
-    from .gradcheck import gradgradcheck as _ggc
-    return _ggc(*args, **kwargs)

@@ -69,6 +69,7 @@ class BackwardCFunction(Node, FunctionCtx):
         self.materialize_grads = True
         self.needs_input_grad: tuple = ()
         self._output_meta: list = []
+        self._edge_pos: tuple = ()
 
     # -- saved tensors -----------------------------------------------------
     @property
@@ -80,10 +81,13 @@ class BackwardCFunction(Node, FunctionCtx):
         out = []
         for t, version in self._saved:
             if t is not None and t._version_counter.value != version:
+                # Like PyTorch, name the node that (now) produces the tensor.
+                made_by = (f", which is output {t._output_nr} of {t.grad_fn.name()},"
+                           if t.grad_fn is not None else "")
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{t.type()} {list(t._shape)}], which is output "
-                    f"{t._output_nr} of {self.name()}, is at version {t._version_counter.value}; "
+                    f"an inplace operation: [{t.type()} {list(t._shape)}]{made_by} is at version "
+                    f"{t._version_counter.value}; "
                     f"expected version {version} instead. Hint: the backtrace further above "
                     "can point at the operation that failed to compute its gradient. The "
                     "variable in question was changed in there or anywhere later. Good luck!")
@@ -105,18 +109,16 @@ class BackwardCFunction(Node, FunctionCtx):
         result = self._forward_cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
-        n_inputs = len(self.next_functions)
-        if len(result) < n_inputs:
-            # PyTorch allows trailing Nones to be omitted only when they are
-            # for non-tensor inputs; we are lenient and pad.
-            result = result + (None,) * (n_inputs - len(result))
-        elif len(result) > n_inputs:
-            if any(r is not None for r in result[n_inputs:]):
-                raise RuntimeError(
-                    f"function {self.name()} returned an incorrect number of gradients "
-                    f"(expected {n_inputs}, got {len(result)})")
-            result = result[:n_inputs]
-        return result
+        # ``backward`` returns one gradient per argument of ``forward``; the
+        # graph has edges only for some of them (see ``_apply``).
+        n_inputs = len(self.needs_input_grad)
+        if len(result) > n_inputs and any(r is not None for r in result[n_inputs:]):
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients "
+                f"(expected {n_inputs}, got {len(result)})")
+        # PyTorch allows trailing Nones to be omitted only when they are for
+        # non-tensor inputs; we are lenient and treat missing ones as None.
+        return tuple(result[i] if i < len(result) else None for i in self._edge_pos)
 
 
 def _zeros_like_meta(meta: Any) -> Any:
@@ -153,6 +155,11 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    # Argument positions that get no graph edge even when given a tensor, and
+    # positions that get an edge even when given a Python number (see _apply).
+    _nondiff_args: tuple = ()
+    _number_edges: tuple = ()
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError("Legacy autograd function with non-static forward method is "
                            "deprecated. Please use new-style autograd function with static "
@@ -183,8 +190,16 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
         return outputs
     is_tuple = isinstance(outputs, tuple)
     outs = outputs if is_tuple else (outputs,)
-    ctx.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0)
-                               for a in args)
+    # One edge per tensor argument, as in PyTorch (non-tensor arguments such as
+    # dims or flags get none); an op may list argument positions that are
+    # never differentiable (``_nondiff_args``), or positions where a Python
+    # number still counts as an operand (``_number_edges``: ``x * 2`` has two).
+    edge_pos = tuple(i for i, a in enumerate(args)
+                     if (isinstance(a, Tensor) and i not in cls._nondiff_args)
+                     or (i in cls._number_edges and not isinstance(a, Tensor)))
+    ctx._edge_pos = edge_pos
+    ctx.next_functions = tuple(edge_of(args[i]) if isinstance(args[i], Tensor) else (None, 0)
+                               for i in edge_pos)
     non_diff = ctx._non_differentiable
     meta = []
     new_outs = []

@@ -4,20 +4,24 @@ The layers above never call Numba.  They hand a backend *operands*, each a
 buffer plus the header that says how to read it, and the backend runs the
 loop.  The interface every backend provides (see ``cpu/backend.py``):
 
-=====================  =========================================================
-``allocate(n, dt)``    a new flat buffer of ``n`` elements of NumPy dtype ``dt``
-``from_host(arr)``     a buffer on this device holding a NumPy array's elements
-``to_host(buf)``       a NumPy array with a buffer's elements
-``copy(src, dst)``     ``dst[...] = src[...]`` for any strides, casting dtypes
-``fill(dst, value)``   every element of ``dst`` set to ``value``
-``unary(op, a, out)``  ``out = f(a)`` elementwise (``scalar_ops.unary``)
-``binary(op, a, b,     ``out = f(a, b)`` elementwise, ``family`` one of
-out, family)``         ``'float'``, ``'int'``, ``'compare'``
-``reduce(...)``        sum/prod/max/min/argmax/argmin/all/any over dims
-``matmul(a, b, out)``  batched matrix product
-index kernels          gather, scatter, index_select, index_put, masked ops, ...
-random fills           counter-based uniform/normal/randint/bernoulli/...
-=====================  =========================================================
+=========================  =====================================================
+``allocate(n, dt)``        a new flat buffer of ``n`` elements of NumPy dtype ``dt``
+``from_host(arr)``         a buffer on this device holding a NumPy array's elements
+``to_host(buf)``           a NumPy array with a buffer's elements
+``copy(src, dst)``         ``dst[...] = src[...]`` for any strides, casting dtypes
+``fill(dst, value)``       every element of ``dst`` set to ``value``
+``unary(op, a, out)``      ``out = f(a)``; families ``'fast'``, ``'math'``, ``'int'``
+``binary(op, a, b, out)``  ``out = f(a, b)``; families ``'arith'``, ``'math'``,
+                           ``'int'``, ``'compare'``
+``where(c, a, b, out)``    ``out = a if c else b``
+``reduce(...)``            sum/prod/max/min/argmax/argmin/all/any over dims
+``scan(...)``              cumulative sum and product along rows
+``matmul(a, b, out)``      batched matrix product
+index kernels              gather, scatter, index_select, masked ops, sort, ...
+conv kernels               im2col, col2im, max pooling
+``random_fill(...)``       counter-based uniform/normal/randint/bernoulli/...
+``fused_update(...)``      one-pass optimizer updates (SGD, Adam, RMSprop, ...)
+=========================  =====================================================
 
 An :class:`Operand` is ``(data, shape, strides, offset)``: element
 ``(i, j, ...)`` is ``data[offset + i*strides[0] + j*strides[1] + ...]``.

@@ -61,8 +61,14 @@ def _from_host(arr: np.ndarray, dev: Any) -> Tensor:
                         dt)
 
 
-def _infer_data(data: Any) -> np.ndarray:
-    """Nested Python lists/numbers/tensors -> a NumPy array with PyTorch's dtype choice."""
+def _infer_data(data: Any, exact: bool = False) -> np.ndarray:
+    """Nested Python lists/numbers/tensors -> a NumPy array with PyTorch's dtype choice.
+
+    Python floats become the default float dtype, NumPy scalars keep their
+    own dtype.  With ``exact=True`` (the caller casts to a requested dtype
+    afterwards) Python floats are kept in float64, so that
+    ``tensor([0.1], dtype=float64)`` is not rounded through float32.
+    """
     if isinstance(data, Tensor):
         return np.array(data._host_array())
     if isinstance(data, np.ndarray):
@@ -72,13 +78,15 @@ def _infer_data(data: Any) -> np.ndarray:
         if any(isinstance(x, Tensor) for x in data) and any(
                 isinstance(x, Tensor) and x.dim() > 0 for x in data):
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return _nested_array(items)
+        return _nested_array(items, exact)
     if isinstance(data, (bool, np.bool_)):
         return np.array(bool(data))
-    if isinstance(data, (int, np.integer)):
+    if isinstance(data, (np.integer, np.floating)):
+        return np.array(data)
+    if isinstance(data, int):
         return np.array(int(data), dtype=np.int64)
-    if isinstance(data, (float, np.floating)):
-        return np.array(float(data), dtype=get_default_dtype().np)
+    if isinstance(data, float):
+        return np.array(float(data), dtype=np.float64 if exact else get_default_dtype().np)
     if isinstance(data, complex):
         raise TypeError("complex tensors are not supported by minitorch")
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
@@ -90,7 +98,17 @@ def _infer_item(x: Any) -> Any:
     return x
 
 
-def _nested_array(items: list) -> np.ndarray:
+def _numpy_float_types(items: Any, found: set) -> set:
+    """The dtypes of NumPy floating scalars and arrays inside nested lists."""
+    for x in items:
+        if isinstance(x, (list, tuple)):
+            _numpy_float_types(x, found)
+        elif isinstance(x, (np.floating, np.ndarray)) and x.dtype.kind == "f":
+            found.add(x.dtype)
+    return found
+
+
+def _nested_array(items: list, exact: bool = False) -> np.ndarray:
     try:
         arr = np.array(items)
     except ValueError as e:
@@ -98,13 +116,15 @@ def _nested_array(items: list) -> np.ndarray:
     if arr.dtype == object:
         raise ValueError("too many dimensions or ragged nested sequence: every sublist must "
                          "have the same length")
-    if arr.dtype.kind == "f":
-        arr = arr.astype(get_default_dtype().np)
+    if arr.dtype.kind == "f" and not exact:
+        # Python floats give the default dtype; NumPy float64 scalars win over it.
+        arr = arr.astype(np.result_type(get_default_dtype().np,
+                                        *_numpy_float_types(items, set())))
     elif arr.dtype.kind in "iu":
         arr = arr.astype(np.int64)
     elif arr.dtype.kind == "U" or arr.dtype.kind == "S":
         raise TypeError("new(): invalid data type 'str'")
-    if arr.size == 0 and arr.dtype.kind == "f":
+    if arr.size == 0 and arr.dtype.kind == "f" and not exact:
         arr = arr.astype(get_default_dtype().np)
     return arr
 
@@ -125,7 +145,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
                       "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    arr = _infer_data(data)
+    arr = _infer_data(data, exact=dtype is not None)
     if dtype is not None:
         arr = arr.astype(as_dtype(dtype).np)
     from_numpy_dtype(arr.dtype)   # raises TypeError for unsupported NumPy dtypes
@@ -406,7 +426,8 @@ def _gen(generator: Generator | None) -> Generator:
 def _float_factory(size: tuple, dtype: Any, device: Any) -> Tensor:
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
     if not dt.is_floating_point:
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dt.name.title()}'")
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for "
+                                  f"'{dt._legacy}'")
     return Tensor._empty(size, dt, as_device(device))
 
 
@@ -582,7 +603,7 @@ def randint_like(input: Tensor, low: int = 0, high: Any = None, *, dtype: Any = 
 # ---------------------------------------------------------------------------
 def _legacy_constructor(*args: Any, device: Any = None, dtype: Any = None) -> Tensor:
     """``Tensor(data)``, ``Tensor(*sizes)`` or ``Tensor(storage)``: always the default float type."""
-    dt = float32 if dtype is None else as_dtype(dtype)
+    dt = get_default_dtype() if dtype is None else as_dtype(dtype)
     if len(args) == 0:
         return empty(0, dtype=dt, device=device)
     if len(args) == 1 and isinstance(args[0], (TypedStorage, UntypedStorage)):

@@ -59,6 +59,7 @@ def _reduce_grad(g: Tensor | None, meta: tuple | None) -> Tensor | None:
 # ---------------------------------------------------------------------------
 class Add(Function):
     _backward_name = "AddBackward0"
+    _number_edges = (0, 1)   # x * 2 has two edges, as in PyTorch
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, alpha: Any = 1) -> Tensor:
@@ -79,6 +80,7 @@ class Add(Function):
 
 class Sub(Function):
     _backward_name = "SubBackward0"
+    _number_edges = (0, 1)
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, alpha: Any = 1) -> Tensor:
@@ -98,10 +100,12 @@ class Sub(Function):
 
 class RSub(Sub):
     _backward_name = "RsubBackward1"
+    _number_edges = ()       # 2 - x: one edge (PyTorch's rsub.Scalar)
 
 
 class Mul(Function):
     _backward_name = "MulBackward0"
+    _number_edges = (0, 1)
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Tensor:
@@ -124,13 +128,15 @@ class Mul(Function):
 
 class Div(Function):
     _backward_name = "DivBackward0"
+    _number_edges = (0, 1)
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Tensor:
         ctx.a, ctx.b = _meta(a), _meta(b)
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+        ctx.save_for_backward(a if (ctx.needs_input_grad[1] and isinstance(a, Tensor)) else None,
                               b if isinstance(b, Tensor) else None)
         ctx.b_number = None if isinstance(b, Tensor) else b
+        ctx.a_number = None if isinstance(a, Tensor) else a
         if not _dtype_of(a).is_floating_point and not _dtype_of(b).is_floating_point:
             # True division of integers gives the default float dtype.
             dt = get_default_dtype()
@@ -143,6 +149,8 @@ class Div(Function):
         a, b = ctx.saved_tensors
         if b is None:
             b = ctx.b_number
+        if a is None:
+            a = ctx.a_number
         ga = _reduce_grad(g / b, ctx.a) if ctx.needs_input_grad[0] else None
         gb = _reduce_grad(-g * a / (b * b), ctx.b) if ctx.needs_input_grad[1] else None
         return ga, gb
@@ -204,7 +212,7 @@ def _pow_raw(a: Any, b: Any) -> Tensor:
     if not dt.is_floating_point:
         if isinstance(b, Tensor):
             if bool((b < 0).any()):
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
+                return _int_pow_negative(a, b)
         elif b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return _raw.arith(a, b, S.POW)
@@ -215,6 +223,20 @@ def _pow_raw(a: Any, b: Any) -> Tensor:
     if isinstance(b, Tensor) and not isinstance(a, Tensor):
         return _raw.unary(_raw.cast(b, dt), S.RPOW_SCALAR, dt, float(a))
     return _raw.arith(a, b, S.POW)
+
+
+def _int_pow_negative(a: Any, b: Tensor) -> Tensor:
+    """Integer ``a ** b`` where some exponents are negative: C's integer result.
+
+    ``1 ** -n`` is 1, ``(-1) ** -n`` is +-1 by parity, any other base gives 0
+    (the reciprocal truncated), as in PyTorch.
+    """
+    one = _raw.arith(_raw.arith(a, 0, S.MUL), 1, S.ADD) if isinstance(a, Tensor) else 1
+    positive = _raw.arith(a, _raw.arith(b, 0, S.MAXIMUM), S.POW)
+    odd = _raw.compare(_raw.arith(b, 2, S.REMAINDER), 0, S.NE)
+    minus_one = where(odd, _raw.arith(one, -1, S.MUL), one)
+    small = where(_raw.compare(a, 1, S.EQ), one, where(_raw.compare(a, -1, S.EQ), minus_one, 0))
+    return where(_raw.compare(b, 0, S.LT), small, positive).to(positive.dtype)
 
 
 def _log(x: Tensor) -> Tensor:
@@ -337,7 +359,8 @@ Exp = _unary_op("Exp", S.EXP, lambda x, y, g, *p: g * y)
 Log = _unary_op("Log", S.LOG, lambda x, y, g, *p: g / x)
 Log2 = _unary_op("Log2", S.LOG2, lambda x, y, g, *p: g / (x * math.log(2.0)))
 Log10 = _unary_op("Log10", S.LOG10, lambda x, y, g, *p: g / (x * math.log(10.0)))
-Log1p = _unary_op("Log1p", S.LOG1P, lambda x, y, g, *p: g / (x + 1))
+Log1p = _unary_op("Log1p", S.LOG1P, lambda x, y, g, *p: g / (x + 1),
+                  backward_name="Log1PBackward0")
 Expm1 = _unary_op("Expm1", S.EXPM1, lambda x, y, g, *p: g * (y + 1))
 Sqrt = _unary_op("Sqrt", S.SQRT, lambda x, y, g, *p: g / (2 * y))
 Rsqrt = _unary_op("Rsqrt", S.RSQRT, lambda x, y, g, *p: g * -0.5 * y / x)
@@ -371,7 +394,7 @@ Frac = _unary_op("Frac", S.FRAC, lambda x, y, g, *p: g)
 Sign = _unary_op("Sign", S.SIGN, _zero_grad, float_only=False)
 Clamp = _unary_op("Clamp", S.CLAMP,
                   lambda x, y, g, lo, hi: g * ((x >= lo) & (x <= hi)).to(g.dtype),
-                  float_only=False)
+                  float_only=False, backward_name="ClampBackward1")
 LeakyRelu = _unary_op("LeakyRelu", S.LEAKY_RELU,
                       lambda x, y, g, slope, _: g * where(x > 0, 1.0, slope).to(g.dtype))
 Elu = _unary_op("Elu", S.ELU,
@@ -420,6 +443,9 @@ def _unary_public(cls: type) -> Callable:
 def _write_out(result: Tensor, out: Tensor | None) -> Tensor:
     if out is None:
         return result
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {result.dtype._legacy} can't be cast to the desired "
+                           f"output type {out.dtype._legacy}")
     if out._shape != result._shape:
         resize_out(out, result._shape)
     _raw.copy_into(out, result)
@@ -459,13 +485,51 @@ atanh = _unary_public(Atanh)
 erf = _unary_public(Erf)
 erfc = _unary_public(Erfc)
 reciprocal = _unary_public(Reciprocal)
-floor = _unary_public(Floor)
-ceil = _unary_public(Ceil)
-trunc = _unary_public(Trunc)
-frac = _unary_public(Frac)
+def _not_implemented(x: Tensor, name: str) -> NotImplementedError:
+    return NotImplementedError(f'"{name}" not implemented for \'{x.dtype._legacy}\'')
+
+
+def _rounding_public(cls: type, kernel_name: str) -> Callable:
+    """floor/ceil/trunc/round: integers are already whole, so they come back unchanged."""
+    public = _unary_public(cls)
+
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if input.dtype is bool_:
+            raise _not_implemented(input, kernel_name)
+        if not input.dtype.is_floating_point:
+            from .views import clone
+            return _write_out(clone(input), out)
+        return public(input, out=out)
+    fn.__name__, fn.__doc__ = public.__name__, public.__doc__
+    return fn
+
+
+floor = _rounding_public(Floor, "floor_vml_cpu")
+ceil = _rounding_public(Ceil, "ceil_vml_cpu")
+trunc = _rounding_public(Trunc, "trunc_vml_cpu")
+
+
+def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if not input.dtype.is_floating_point:
+        raise _not_implemented(input, "frac_cpu")
+    return _write_out(Frac.apply(input), out)
+
+
 sign = _unary_public(Sign)
-abs = _unary_public(Abs)  # noqa: A001
-neg = _unary_public(Neg)
+def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A001
+    if input.dtype is bool_:
+        raise _not_implemented(input, "abs_cpu")
+    return _write_out(Abs.apply(input), out)
+
+
+def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if input.dtype is bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return _write_out(Neg.apply(input), out)
+
+
 negative = neg
 relu = _unary_public(Relu)
 square = _unary_public(Square)
@@ -477,6 +541,12 @@ fix = trunc
 
 
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001
+    if not input.dtype.is_floating_point:
+        if input.dtype is bool_:
+            raise _not_implemented(input, "round_cpu")
+        if decimals == 0:
+            from .views import clone
+            return _write_out(clone(input), out)
     if decimals == 0:
         return _write_out(Round.apply(input), out)
     scale = 10.0 ** decimals
@@ -519,11 +589,23 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *,  # noqa: A002
         if max is not None:
             result = minimum(result, max)
         return _write_out(result, out)
+    if min is not None and max is not None and min > max:
+        min = max            # PyTorch computes min(max(x, min), max): everything becomes max
     lo = -math.inf if min is None else min
     hi = math.inf if max is None else max
-    if not input.dtype.is_floating_point and (isinstance(lo, float) or isinstance(hi, float)):
-        # clamp(int_tensor, 0.5) promotes like PyTorch: result is float.
-        input = input.to(result_type(input, lo if isinstance(lo, float) else hi))
+    if not input.dtype.is_floating_point:
+        float_bound = next((b for b in (min, max) if isinstance(b, float)), None)
+        if float_bound is not None:
+            # clamp(int_tensor, 0.5) promotes like PyTorch: result is float.
+            input = input.to(result_type(input, float_bound))
+        else:
+            # Integer bounds on an integer tensor: exact integer arithmetic.
+            result = input
+            if min is not None:
+                result = _raw.arith(result, min, S.MAXIMUM)
+            if max is not None:
+                result = _raw.arith(result, max, S.MINIMUM)
+            return _write_out(result if result is not input else input.clone(), out)
     return _write_out(Clamp.apply(input, float(lo), float(hi)), out)
 
 
@@ -550,13 +632,21 @@ def _check_operand(x: Any, name: str) -> None:
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and type promotion."""
     _check_operand(other, "add")
+    _check_alpha(input, other, alpha)
     if not isinstance(input, Tensor):
         input, other = other, input
     return _write_out(Add.apply(input, other, alpha), out)
 
 
+def _check_alpha(input: Any, other: Any, alpha: Any) -> None:
+    if isinstance(alpha, float) and not result_type(input, other).is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     _check_operand(other, "sub")
+    _check_alpha(input, other, alpha)
     if _dtype_of(input) is bool_ and _dtype_of(other) is bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
@@ -583,6 +673,9 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
     """True division; ``rounding_mode='trunc'`` or ``'floor'`` rounds the quotient."""
     _check_operand(other, "div")
     if rounding_mode is None:
+        if not isinstance(input, Tensor) and isinstance(other, Tensor):
+            # number / tensor is number * reciprocal(tensor), as PyTorch records it.
+            return _write_out(Mul.apply(Reciprocal.apply(other), input), out)
         return _write_out(Div.apply(input, other), out)
     if rounding_mode == "floor":
         return _write_out(floor_divide(input, other), out)
@@ -757,7 +850,7 @@ def _bitwise(op: int, name: str) -> Callable:
     def fn(input: Any, other: Any) -> Tensor:
         for x in (input, other):
             if isinstance(x, Tensor) and x.dtype.is_floating_point:
-                raise RuntimeError(f'"{name}_cpu" not implemented for \'{x.dtype.name.title()}\'')
+                raise _not_implemented(x, f"{name}_cpu")
         return _raw.arith(input, other, op)
     fn.__name__ = name
     return fn
@@ -770,7 +863,7 @@ bitwise_xor = _bitwise(S.BITWISE_XOR, "bitwise_xor")
 
 def bitwise_not(input: Tensor) -> Tensor:
     if input.dtype.is_floating_point:
-        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{input.dtype.name}'")
+        raise _not_implemented(input, "bitwise_not_cpu")
     if input.dtype is bool_:
         return logical_not(input)
     return _raw.unary(input, S.BITWISE_NOT, integer=True)
@@ -798,6 +891,8 @@ def isfinite(input: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------
 class Where(Function):
     _backward_name = "WhereBackward0"
+    _nondiff_args = (0,)     # the condition
+    _number_edges = (1, 2)
 
     @staticmethod
     def forward(ctx: Any, cond: Tensor, a: Any, b: Any) -> Tensor:
@@ -835,7 +930,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None, *,
     if condition.dtype is not bool_:
         if condition.dtype.is_floating_point or condition.dtype is not bool_:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
-                               f"tensor with dtype {condition.dtype.name.title()}")
+                               f"tensor with dtype {condition.dtype._legacy}")
     _raw.check_same_device(condition, input, other)
     return _write_out(Where.apply(condition, input, other), out)
 
@@ -861,16 +956,74 @@ def inplace(x: Tensor, compute: Callable[[Tensor], Tensor], name: str = "") -> T
         if base.grad_fn is None and base._requires_grad:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation.")
+    if recording:
+        from ..autograd import graph
+        first_new_node = next(graph._sequence)
     result = compute(x)
+    if recording and result.grad_fn is not None:
+        _snapshot_saved_inputs(result, x, first_new_node)
     if not can_cast(result.dtype, x.dtype):
-        raise RuntimeError(f"result type {result.dtype.name.title()} can't be cast to the "
-                           f"desired output type {x.dtype.name.title()}")
+        raise RuntimeError(f"result type {result.dtype._legacy} can't be cast to the "
+                           f"desired output type {x.dtype._legacy}")
     if result._shape != x._shape:
         raise RuntimeError(f"output with shape {list(x._shape)} doesn't match the broadcast "
                            f"shape {list(result._shape)}")
     _raw.copy_into(x, result)
     x._bump_version()
-    if recording and result.requires_grad:
+    if recording and (result.requires_grad or x.requires_grad):
         from .inplace_views import rebase_history
+        if not result.requires_grad and x._base is None:
+            # Overwritten with values that do not depend on the graph
+            # (``y.zero_()``, ``y[...] = 1.``): y keeps requiring grad, but no
+            # gradient may reach its old history.  (For a view, CopySlices
+            # already sends none to the overwritten region.)
+            result = _Overwrite.apply(x, result)
         rebase_history(x, result)
     return x
+
+
+class _Overwrite(Function):
+    """The node of a tensor overwritten in place by values that need no gradient."""
+
+    _backward_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx: Any, old: Tensor, new: Tensor) -> Tensor:
+        return new
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        return None, None
+
+
+def _snapshot_saved_inputs(result: Tensor, x: Tensor, first_new_node: int) -> None:
+    """Let the nodes just recorded for an in-place op keep the *old* value of ``x``.
+
+    ``x.log_()`` records a LogBackward0 node that saved ``x``; writing the
+    result into ``x`` would then make that node's own backward fail the
+    version check.  PyTorch saves the original ``self`` for such ops, so we
+    replace each tensor saved by the new nodes that shares ``x``'s data by a
+    copy taken before the write.  The copy keeps the saved tensor's place in
+    the graph (its ``grad_fn``), so double backward still reaches ``x``'s
+    earlier history.  Nodes recorded before (``seq < first_new_node``) keep
+    their references: a backward through them must still raise.
+    """
+    counter = x._version_counter
+    stack, seen = [result.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen or node._seq < first_new_node:
+            continue
+        seen.add(id(node))
+        saved = getattr(node, "_saved", None)
+        if saved:
+            node._saved = [(_frozen_copy(t), 0) if t is not None and t._version_counter is counter
+                           else (t, v) for t, v in saved]
+        stack.extend(n for n, _ in node.next_functions)
+
+
+def _frozen_copy(t: Tensor) -> Tensor:
+    out = _raw.empty(t._shape, t.dtype, t.device)
+    t._backend.copy(t._operand(), out._operand())
+    out.grad_fn, out._output_nr, out._requires_grad = t.grad_fn, t._output_nr, t._requires_grad
+    return out

@@ -12,6 +12,7 @@ for any constant ``c``.
 
 from __future__ import annotations
 
+import builtins
 import collections
 import math
 from typing import Any, Sequence
@@ -29,31 +30,49 @@ __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmi
            "aminmax", "return_types"]
 
 
+def _return_type(name: str, fields: list) -> type:
+    """A named tuple that prints like PyTorch's ``torch.return_types.max(...)``."""
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"minitorch.return_types.{name}(\n{body})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__,
+                                "__module__": "minitorch.return_types"})
+
+
 class return_types:
     """Named tuples returned by ops with two results, like ``torch.return_types``."""
 
-    max = collections.namedtuple("max", ["values", "indices"])
-    min = collections.namedtuple("min", ["values", "indices"])
-    sort = collections.namedtuple("sort", ["values", "indices"])
-    topk = collections.namedtuple("topk", ["values", "indices"])
-    kthvalue = collections.namedtuple("kthvalue", ["values", "indices"])
-    median = collections.namedtuple("median", ["values", "indices"])
-    mode = collections.namedtuple("mode", ["values", "indices"])
-    aminmax = collections.namedtuple("aminmax", ["min", "max"])
-    cummax = collections.namedtuple("cummax", ["values", "indices"])
-    cummin = collections.namedtuple("cummin", ["values", "indices"])
+    max = _return_type("max", ["values", "indices"])
+    min = _return_type("min", ["values", "indices"])
+    sort = _return_type("sort", ["values", "indices"])
+    topk = _return_type("topk", ["values", "indices"])
+    kthvalue = _return_type("kthvalue", ["values", "indices"])
+    median = _return_type("median", ["values", "indices"])
+    mode = _return_type("mode", ["values", "indices"])
+    aminmax = _return_type("aminmax", ["min", "max"])
+    cummax = _return_type("cummax", ["values", "indices"])
+    cummin = _return_type("cummin", ["values", "indices"])
 
 
 def _dims(x: Tensor, dim: Any) -> tuple:
-    """Normalised reduction dims; ``None`` or ``()`` means all dims."""
+    """Normalised reduction dims; ``None`` or ``()`` means all dims.
+
+    A 0-d tensor accepts dim 0 or -1 (as PyTorch does) and has nothing to
+    reduce, so its dims are always ``()``.
+    """
     if dim is None:
         return tuple(range(x.dim()))
     if isinstance(dim, int):
-        return normalize_dims((dim,), x.dim())
-    dims = tuple(dim)
-    if not dims:
-        return tuple(range(x.dim()))
-    return normalize_dims(dims, x.dim())
+        dims = normalize_dims((dim,), x.dim())
+    else:
+        dims = tuple(dim)
+        if not dims:
+            return tuple(range(x.dim()))
+        dims = normalize_dims(dims, x.dim())
+    return dims if x.dim() else ()
 
 
 def _expand_back(g: Tensor, in_shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
@@ -321,7 +340,10 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
         return MaxAll.apply(input)
     d = normalize_dim(dim, input.dim())
     _check_nonempty_dim(input, d, "max")
-    values, idx = MaxDim.apply(input, d, keepdim)
+    if input.dim() == 0:        # one element: itself, at index 0
+        values, idx = MaxDim.apply(reshape(input, (1,)), 0, False)
+    else:
+        values, idx = MaxDim.apply(input, d, keepdim)
     return return_types.max(values, idx)
 
 
@@ -334,7 +356,10 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
         return MinAll.apply(input)
     d = normalize_dim(dim, input.dim())
     _check_nonempty_dim(input, d, "min")
-    values, idx = MinDim.apply(input, d, keepdim)
+    if input.dim() == 0:
+        values, idx = MinDim.apply(reshape(input, (1,)), 0, False)
+    else:
+        values, idx = MinDim.apply(input, d, keepdim)
     return return_types.min(values, idx)
 
 
@@ -360,8 +385,8 @@ def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
 def _arg(input: Tensor, dim: Any, keepdim: bool, kind: str) -> Tensor:
     if dim is None:
         if input.numel() == 0:
-            raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0.")
+            raise IndexError(f"{kind}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
         flat = input.reshape(-1)
         _, idx = _raw.reduce(flat, kind[3:], (0,), False, flat.dtype, want_index=True)
         if keepdim:
@@ -369,6 +394,8 @@ def _arg(input: Tensor, dim: Any, keepdim: bool, kind: str) -> Tensor:
         return idx
     d = normalize_dim(dim, input.dim())
     _check_nonempty_dim(input, d, kind)
+    if input.dim() == 0:
+        return input.new_zeros((), dtype=int64)
     _, idx = _raw.reduce(input, kind[3:], (d,), keepdim, input.dtype, want_index=True)
     return idx
 
@@ -398,48 +425,110 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
 # ---------------------------------------------------------------------------
 # var / std (composed of differentiable ops, so higher derivatives work)
 # ---------------------------------------------------------------------------
-def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-        correction: Any = None) -> Tensor:
-    """Variance with Bessel's correction by default (``correction=1``)."""
+def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
+    """Sort out ``var(x, dim, unbiased)``, ``var(x, unbiased)`` and ``correction=``."""
+    if isinstance(dim, bool):            # var(x, False): the legacy unbiased flag
+        dim, unbiased = None, dim
     if isinstance(unbiased, bool) and correction is None:
         correction = 1 if unbiased else 0
-    if correction is None:
-        correction = 1
-    dims = _dims(input, dim)
-    n = numel([input._shape[d] for d in dims])
-    mu = mean(input, dims, keepdim=True)
-    sq = (input - mu).square()
-    total = sum(sq, dims, keepdim=keepdim)
-    denom = n - correction
-    if denom <= 0:
+    return dim, 1 if correction is None else correction
+
+
+def _var_forward(x: Tensor, dims: tuple, correction: Any, keepdim: bool) -> Tensor:
+    n = numel([x._shape[d] for d in dims])
+    mu = mean(x, dims, keepdim=True)
+    total = sum((x - mu).square(), dims, keepdim=keepdim)
+    if n - correction <= 0:
         import warnings
         warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=2)
-        return total * math.nan if denom < 0 or n == 0 else total / 0.0
-    return total / denom
+                      UserWarning, stacklevel=6)   # the caller of var()/std()
+    # PyTorch divides by max(0, n - correction): x / 0 gives inf, 0 / 0 nan.
+    return total / float(builtins.max(0, n - correction))
+
+
+class Var(Function):
+    _backward_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dims: tuple, correction: Any, keepdim: bool) -> Tensor:
+        ctx.save_for_backward(x)
+        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        return _var_forward(x, dims, correction, keepdim)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        (x,) = ctx.saved_tensors
+        n = numel([x._shape[d] for d in ctx.dims])
+        gb = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
+        centred = x - mean(x, ctx.dims, keepdim=True)
+        return gb * centred * 2.0 / float(builtins.max(0, n - ctx.correction)), None, None, None
+
+
+class Std(Function):
+    _backward_name = "StdBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, dims: tuple, correction: Any, keepdim: bool) -> Tensor:
+        y = _var_forward(x, dims, correction, keepdim).sqrt()
+        ctx.save_for_backward(x, y)
+        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        from .elementwise import where
+        x, y = ctx.saved_tensors
+        n = numel([x._shape[d] for d in ctx.dims])
+        gb = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
+        yb = _expand_back(y, x._shape, ctx.dims, ctx.keepdim)
+        centred = x - mean(x, ctx.dims, keepdim=True)
+        grad = gb * centred / (yb * float(builtins.max(0, n - ctx.correction)))
+        # Where the std is 0 every element equals the mean: PyTorch's gradient is 0.
+        return where(yb == 0, 0.0, grad), None, None, None
+
+
+def _check_var_dtype(input: Tensor) -> None:
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
+def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Variance with Bessel's correction by default (``correction=1``)."""
+    _check_var_dtype(input)
+    dim, correction = _correction(dim, unbiased, correction)
+    return Var.apply(input, _dims(input, dim), correction, keepdim)
 
 
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    """Standard deviation: the square root of :func:`var`."""
+    _check_var_dtype(input)
+    dim, correction = _correction(dim, unbiased, correction)
+    return Std.apply(input, _dims(input, dim), correction, keepdim)
 
 
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple:
-    return (var(input, dim, unbiased, keepdim, correction=correction),
+    dim, correction = _correction(dim, unbiased, correction)
+    return (var(input, dim, keepdim=keepdim, correction=correction),
             mean(input, _dims(input, dim), keepdim))
 
 
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple:
-    return (std(input, dim, unbiased, keepdim, correction=correction),
+    dim, correction = _correction(dim, unbiased, correction)
+    return (std(input, dim, keepdim=keepdim, correction=correction),
             mean(input, _dims(input, dim), keepdim))
 
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
          dtype: Any = None) -> Tensor:
     """Vector p-norm (``p='fro'`` is the 2-norm of all elements)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {input.dtype._legacy}")
     dims = _dims(input, dim)
     if p == "fro" or p == 2:
         return sum(input * input, dims, keepdim).sqrt()
@@ -539,8 +628,8 @@ def _softmax_input(input: Tensor, dim: Any, dtype: Any) -> tuple:
     if dtype is not None:
         input = input.to(as_dtype(dtype))
     elif not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
-                           f"'{input.dtype.name.title()}'")
+        raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
+                                  f"'{input.dtype._legacy}'")
     if dim is None:
         dim = 0 if input.dim() in (0, 1, 3) else 1   # PyTorch's legacy implicit choice
     return input, normalize_dim(dim, input.dim())

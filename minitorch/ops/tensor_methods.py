@@ -66,6 +66,21 @@ _METHODS = {
     "outer": linalg.outer, "mv": linalg.mv, "cross": linalg.cross, "addmm": linalg.addmm,
     "inner": linalg.inner, "trace": linalg.trace, "ger": linalg.outer,
     "bernoulli": creation.bernoulli, "multinomial": creation.multinomial,
+    # indexing
+    "gather": indexing.gather, "scatter": indexing.scatter, "scatter_": indexing.scatter_,
+    "scatter_add": indexing.scatter_add, "scatter_add_": indexing.scatter_add_,
+    "index_select": indexing.index_select, "index_add": indexing.index_add,
+    "index_add_": indexing.index_add_, "index_copy": indexing.index_copy,
+    "index_copy_": indexing.index_copy_, "index_fill": indexing.index_fill,
+    "index_fill_": indexing.index_fill_, "index_put": indexing.index_put,
+    "index_put_": indexing.index_put_, "masked_fill": indexing.masked_fill,
+    "masked_fill_": indexing.masked_fill_, "masked_select": indexing.masked_select,
+    "masked_scatter": indexing.masked_scatter, "masked_scatter_": indexing.masked_scatter_,
+    "take": indexing.take, "take_along_dim": indexing.take_along_dim,
+    "nonzero": indexing.nonzero, "argwhere": indexing.argwhere,
+    "sort": indexing.sort, "argsort": indexing.argsort, "msort": indexing.msort,
+    "topk": indexing.topk, "kthvalue": indexing.kthvalue, "median": indexing.median,
+    "unique": indexing.unique,
 }
 
 for _name, _fn in _METHODS.items():

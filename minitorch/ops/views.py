@@ -102,14 +102,37 @@ def view(x: Tensor, *shape: Any) -> Tensor:
 def _view_dtype(x: Tensor, dt: Any) -> Tensor:
     if dt is x.dtype:
         return x
-    if dt.itemsize != x.dtype.itemsize:
-        raise RuntimeError(f"view(dtype) between types of different sizes ({x.dtype} -> {dt}) "
-                           "is not supported")
     from ..storage import UntypedStorage
-    data = x._storage._data.view(dt.np)
-    storage = UntypedStorage(data, x.device)
-    out = Tensor._make(storage, x._shape, x._stride, x._offset, dt, base=x)
-    return out
+    old, new = x.dtype.itemsize, dt.itemsize
+    shape, stride, offset = list(x._shape), list(x._stride), x._offset
+    if old != new:
+        # Like PyTorch: the last dim must be contiguous; it is re-cut into
+        # elements of the new size, and every other stride and the offset,
+        # measured in bytes, must be whole numbers of new elements.
+        what = f"to view {x.dtype._legacy} as {dt._legacy} (different element sizes)"
+        if x.dim() == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if x._stride[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {x._stride[-1]}")
+        if (shape[-1] * old) % new:
+            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} {what}, but "
+                               f"got {shape[-1]}")
+        if (offset * old) % new:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {new // old} "
+                               f"{what}, but got {offset}")
+        for d in range(x.dim() - 1):
+            if (stride[d] * old) % new:
+                raise RuntimeError(f"self.stride({d}) must be divisible by {new // old} {what}, "
+                                   f"but got {stride[d]}")
+            stride[d] = stride[d] * old // new
+        shape[-1] = shape[-1] * old // new
+        offset = offset * old // new
+    buf = x._storage._data
+    if (buf.shape[0] * old) % new:
+        raise RuntimeError(f"view(dtype): the storage of {buf.shape[0] * old} bytes is not a "
+                           f"whole number of {dt} elements")
+    storage = UntypedStorage(buf.view(dt.np), x.device)
+    return Tensor._make(storage, tuple(shape), tuple(stride), offset, dt, base=x)
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
@@ -441,7 +464,9 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = normalize_dim(dim, x.dim())
     size = x._shape[d]
-    step = max(1, -(-size // chunks))
+    if size == 0:
+        return split(x, [0] * chunks, d)      # PyTorch: `chunks` empty pieces
+    step = -(-size // chunks)
     return split(x, step, d)
 
 
@@ -499,16 +524,65 @@ def as_strided(x: Tensor, size: Sequence[int], stride: Sequence[int],
             f"and itemsize {x.dtype.itemsize} requiring a storage size of "
             f"{hi * x.dtype.itemsize} are out of bounds for storage of size "
             f"{storage_n * x.dtype.itemsize}")
-    base_offset = x._offset
+    return AsStrided.apply(x, size, stride, offset)
 
-    def fn(shape, st, off, size=size, stride=stride, rel=offset - base_offset):
-        # Forward: absolute geometry.  Backward (a contiguous header at 0):
-        # the same geometry relative to x's first element.
-        if off == base_offset and st == x_strides:
-            return size, stride, offset
-        return size, stride, off + rel
-    x_strides = x._stride
-    return strided_view(x, fn, "AsStridedBackward0")
+
+class AsStrided(Function):
+    """``as_strided``: a view whose geometry is given in *storage* positions.
+
+    Unlike the other views, its result does not depend on ``x``'s strides, so
+    backward cannot work in ``x``'s index space: it routes the gradient
+    through the storage instead (see :class:`_StorageRoute`).
+    """
+
+    _backward_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, size: tuple, stride: tuple, offset: int) -> Tensor:
+        ctx.geometry = ((x._shape, x._stride, x._offset), (size, stride, offset),
+                        x._storage._data.shape[0])
+        return _view_of(x, size, stride, offset)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        return _StorageRoute.apply(g, ctx.geometry, False), None, None, None
+
+
+def _positions(shape: tuple, stride: tuple, offset: int):
+    """The storage position of every element of a header, as an int64 array of ``shape``."""
+    import numpy as np
+    pos = np.full((), offset, dtype=np.int64)
+    for n, st in zip(shape, stride):
+        pos = pos[..., None] + np.arange(n, dtype=np.int64) * st
+    return pos
+
+
+class _StorageRoute(Function):
+    """Move values between two headers over one storage: summed in, then read out.
+
+    Forward (``reverse=False``): ``g`` sits at the view's positions; each input
+    element receives the sum of what lands on its storage position.
+    ``reverse=True`` is the adjoint (used for double backward).
+    """
+
+    _backward_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, geometry: tuple, reverse: bool) -> Tensor:
+        import numpy as np
+        from .creation import tensor
+        ctx.geometry, ctx.reverse = geometry, reverse
+        inp, view_geo, n = geometry
+        src, dst = (inp, view_geo) if reverse else (view_geo, inp)
+        values = np.asarray(g.detach()._host_array(), dtype=np.float64)
+        buf = np.bincount(_positions(*src).reshape(-1), weights=values.reshape(-1),
+                          minlength=n)
+        out = buf[_positions(*dst)] if dst[0] else buf[_positions(*dst)].reshape(())
+        return tensor(out.astype(g.dtype.np), device=g.device)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor):
+        return _StorageRoute.apply(gg, ctx.geometry, not ctx.reverse), None, None
 
 
 # ---------------------------------------------------------------------------
@@ -580,7 +654,7 @@ class Cat(Function):
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for t_ in tensors:
         if not isinstance(t_, Tensor):
             raise TypeError(f"expected Tensor as element {tensors.index(t_)} in argument 0, "
@@ -626,7 +700,27 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t_._shape)} at entry {i}")
     d = normalize_dim(dim, len(shape) + 1)
-    return cat([unsqueeze(t_, d) for t_ in tensors], d, out=out)
+    _raw.check_same_device(*tensors)
+    result = Stack.apply(d, *tensors)
+    if out is not None:
+        _raw.copy_into(out, result)
+        return out
+    return result
+
+
+class Stack(Function):
+    """``stack``: one node whose backward hands each input its slice (like PyTorch's)."""
+
+    _backward_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, dim: int, *tensors: Tensor) -> Tensor:
+        ctx.dim = dim
+        return Cat.forward(ctx, dim, *[unsqueeze(t_, dim) for t_ in tensors])
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        return (None, *unbind(g, ctx.dim))
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -664,8 +758,8 @@ class Flip(Function):
         return flip(g, ctx.dims), None
 
 
-def flip(x: Tensor, dims: Any) -> Tensor:
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+def flip(x: Tensor, *dims: Any) -> Tensor:
+    dims = _shape_arg(dims)
     return Flip.apply(x, normalize_dims(dims, x.dim()))
 
 
@@ -686,24 +780,68 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     return out
 
 
+class Repeat(Function):
+    _backward_name = "RepeatBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, sizes: tuple) -> Tensor:
+        ctx.in_shape, ctx.sizes = x._shape, sizes
+        lead = len(sizes) - x.dim()
+        xs = reshape(x, (1,) * lead + x._shape)
+        # Interleave a new size-r axis before each dim, expand it, then merge.
+        shape, expanded = [], []
+        for r, s in zip(sizes, xs._shape):
+            shape += [1, s]
+            expanded += [r, s]
+        y = expand(reshape(xs, tuple(shape)), tuple(expanded))
+        return reshape(contiguous(y), tuple(r * s for r, s in zip(sizes, xs._shape)))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        # Undo the merge, then sum over the interleaved repeat axes.
+        lead = len(ctx.sizes) - len(ctx.in_shape)
+        split = []
+        for r, s in zip(ctx.sizes, (1,) * lead + ctx.in_shape):
+            split += [r, s]
+        g = reshape(g, tuple(split)).sum(tuple(range(0, len(split), 2)))
+        return reshape(g, ctx.in_shape), None
+
+
 def repeat(x: Tensor, *sizes: Any) -> Tensor:
+    """Tile ``x``: ``sizes[i]`` copies along dim i (leading sizes add new dims)."""
     sizes = _shape_arg(sizes)
     if len(sizes) < x.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
-    lead = len(sizes) - x.dim()
-    xs = reshape(x, (1,) * lead + x._shape)
-    # Interleave a new size-r axis before each dim, expand it, then merge.
-    shape, expanded = [], []
-    for r, s in zip(sizes, xs._shape):
-        shape += [1, s]
-        expanded += [r, s]
-    y = expand(reshape(xs, tuple(shape)), tuple(expanded))
-    return reshape(contiguous(y), tuple(r * s for r, s in zip(sizes, xs._shape)))
+    return Repeat.apply(x, tuple(sizes))
 
 
-def tile(x: Tensor, dims: Sequence[int]) -> Tensor:
-    dims = tuple(dims)
+def tile(x: Tensor, *dims: Any) -> Tensor:
+    dims = _shape_arg(dims)
     if len(dims) < x.dim():
         dims = (1,) * (x.dim() - len(dims)) + dims
     return repeat(x, dims)
+
+
+def _refresh_view_grad_fn(view: Tensor) -> Any:
+    """A view's node after its base was modified in place (see ``Tensor.grad_fn``)."""
+    from ..autograd import grad_mode
+    from .. import tensor as tensor_module
+    base = view._base
+    node = view._grad_fn
+    view._grad_fn_version = view._version_counter.value
+    if base.grad_fn is None or not is_contiguous(base._shape, base._stride):
+        return node
+    from .inplace_views import _region_fn
+    prev = grad_mode.STATE.grad_enabled
+    grad_mode.STATE.grad_enabled = True
+    try:
+        fresh = strided_view(base, _region_fn(view, base))
+    finally:
+        grad_mode.STATE.grad_enabled = prev
+    view._grad_fn, view._output_nr = fresh._grad_fn, 0
+    return fresh._grad_fn
+
+
+from .. import tensor as _tensor_module  # noqa: E402
+_tensor_module._refresh_view_grad_fn = _refresh_view_grad_fn

@@ -77,8 +77,10 @@ def copy(src: Operand, dst: Operand) -> None:
     if n == 0:
         return
     if src.data.dtype == _F16 or dst.data.dtype == _F16:
-        # Numba has no float16 arithmetic on the CPU; NumPy converts.
-        np.copyto(numpy_view(dst), numpy_view(src), casting="unsafe")
+        # Numba has no float16 arithmetic on the CPU; NumPy converts.  Values
+        # beyond float16's range become inf, as in PyTorch (no warning).
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.copyto(numpy_view(dst), numpy_view(src), casting="unsafe")
         return
     shape, (ss, ds) = _plan(dst.shape, src.strides, dst.strides)
     if len(shape) == 1 and ds[0] == 1 and ss[0] in (0, 1):
@@ -278,3 +280,299 @@ def random_fill(kind: str, buf: np.ndarray, seed: np.uint64, offset: np.uint64, 
         rk.multinomial(probs, num_samples, replacement, buf, seed, offset)
     else:
         raise ValueError(f"unknown random fill {kind!r}")
+
+
+# ---------------------------------------------------------------------------
+# index kernels (see index.py).  Callers validate every index first: these
+# functions trust that each index is in range and non-negative.
+# ---------------------------------------------------------------------------
+from ...layout import is_contiguous  # noqa: E402
+from . import index as ix  # noqa: E402
+from . import sort as sk  # noqa: E402
+
+SCATTER_OPS = {"set": ix.SET, "add": ix.ADD, "multiply": ix.MUL}
+
+
+def _bits(op: Operand) -> Operand:
+    """float16 data seen as uint16: moving elements needs no float16 arithmetic."""
+    if op.data.dtype == _F16:
+        return op._replace(data=op.data.view(np.uint16))
+    return op
+
+
+def _via_float32(fn, tgt: Operand, src: Operand, *args) -> None:
+    """Run a combining (add/multiply) scatter on float16 data through float32 copies."""
+    n = numel(tgt.shape)
+    t32 = np.empty(n, np.float32)
+    t_op = Operand(t32, tgt.shape, contiguous_strides(tgt.shape), 0)
+    copy(tgt, t_op)
+    s32 = np.empty(numel(src.shape), np.float32)
+    s_op = Operand(s32, src.shape, contiguous_strides(src.shape), 0)
+    copy(src, s_op)
+    fn(t_op, s_op, *args)
+    copy(t_op, tgt)
+
+
+def _flat_contiguous(op: Operand) -> np.ndarray:
+    """The elements of ``op`` as a flat contiguous array (a slice if possible, else a copy)."""
+    n = numel(op.shape)
+    if is_contiguous(op.shape, op.strides):
+        return op.data[op.offset: op.offset + n]
+    tmp = np.empty(n, op.data.dtype)
+    copy(op, Operand(tmp, op.shape, contiguous_strides(op.shape), 0))
+    return tmp
+
+
+def index_bounds(idx: np.ndarray) -> tuple:
+    """``(min, max)`` of a non-empty contiguous int64 array."""
+    lo, hi = ix.index_bounds(idx)
+    return int(lo), int(hi)
+
+
+def add_index_offsets(acc: np.ndarray, idx: np.ndarray, size: int, stride: int) -> None:
+    """``acc += (idx wrapped into [0, size)) * stride`` (contiguous int64 arrays)."""
+    if acc.shape[0]:
+        ix.add_index_offsets(acc, idx, np.int64(size), np.int64(stride))
+
+
+def _without(t: tuple, d: int) -> tuple:
+    return tuple(t[:d]) + tuple(t[d + 1:])
+
+
+def gather(src: Operand, dim: int, idx: Operand, out: Operand) -> None:
+    """``out[p] = src[p with coordinate dim replaced by idx[p]]`` over ``out``'s shape."""
+    if numel(out.shape) == 0:
+        return
+    src, out = _bits(src), _bits(out)
+    mult = src.strides[dim]
+    s_st = src.strides[:dim] + (0,) + src.strides[dim + 1:]
+    shape, (ss, ist, ost) = _plan(out.shape, s_st, idx.strides, out.strides)
+    ix.gather_strided(src.data, src.offset, _arr(ss), idx.data, idx.offset, _arr(ist),
+                      np.int64(mult), out.data, out.offset, _arr(ost), _arr(shape))
+
+
+def _rows_plan(shape: tuple, dim: int, strides: tuple):
+    """``(outer, outer_stride, inner)`` if the dims before ``dim`` merge into one and
+    the dims after it form one run of stride 1; else ``None``."""
+    oshape, (ost,) = coalesce(shape[:dim], strides[:dim])
+    ishape, (ist,) = coalesce(shape[dim + 1:], strides[dim + 1:])
+    if len(oshape) > 1 or len(ishape) > 1 or (ishape and ist[0] != 1):
+        return None
+    return (oshape[0] if oshape else 1, ost[0] if oshape else 0,
+            ishape[0] if ishape else 1)
+
+
+def index_select(src: Operand, dim: int, idx: np.ndarray, out: Operand) -> None:
+    """``out = src`` with coordinate ``dim`` read through ``idx`` (1-D int64).
+
+    ``out.shape`` is ``src.shape`` with ``dim`` of size ``len(idx)``.  The
+    size of ``src`` along ``dim`` is not used, only its stride: advanced
+    indexing passes storage offsets as ``idx`` with stride 1.
+    """
+    if numel(out.shape) == 0:
+        return
+    src, out = _bits(src), _bits(out)
+    plan = _rows_plan(out.shape, dim, src.strides)
+    if plan is not None and is_contiguous(out.shape, out.strides):
+        outer, s_outer, inner = plan
+        ix.gather_rows(src.data, src.offset, s_outer, src.strides[dim], idx,
+                       out.data[out.offset:], outer, len(idx), inner)
+        return
+    i_st = tuple(1 if d == dim else 0 for d in range(len(out.shape)))
+    gather(Operand(src.data, out.shape, src.strides, src.offset), dim,
+           Operand(idx, out.shape, i_st, 0), out)
+
+
+def scatter(op: str, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None:
+    """``tgt[p with coordinate dim replaced by idx[p]] (op)= src[p]`` over ``idx``'s shape.
+
+    ``op`` is 'set', 'add' or 'multiply'.  ``tgt`` must not have two
+    elements at one memory location; ``src`` must not overlap ``tgt``.
+    """
+    if numel(idx.shape) == 0:
+        return
+    if tgt.data.dtype == _F16 and op != "set":
+        _via_float32(lambda t, s: scatter(op, t, dim, idx, s), tgt,
+                     Operand(src.data, idx.shape, src.strides, src.offset))
+        return
+    tgt, src = _bits(tgt), _bits(src)
+    mult = tgt.strides[dim]
+    shape = idx.shape
+    t_st = _without(tgt.strides, dim)
+    lines, (tst, ist, sst) = coalesce(_without(shape, dim), t_st, _without(idx.strides, dim),
+                                      _without(src.strides, dim))
+    k = shape[dim]
+    idx_flat = idx.data[idx.offset: idx.offset + numel(idx.shape)] if is_contiguous(
+        idx.shape, idx.strides) else None
+    lo, span, nb = _buckets(numel(lines), k, idx_flat)
+    ix.scatter_strided(SCATTER_OPS[op], tgt.data, tgt.offset, _arr(tst + (0,)), idx.data,
+                       idx.offset, _arr(ist + (idx.strides[dim],)), np.int64(mult), src.data,
+                       src.offset, _arr(sst + (src.strides[dim],)), _arr(lines + (k,)),
+                       lo, span, nb)
+
+
+def _buckets(tasks: int, k: int, idx_flat) -> tuple:
+    """``(lo, span, nbuckets)``: split the index values into ranges when there are
+    fewer independent tasks than threads (see ``index.scatter_strided``)."""
+    threads = num_threads()
+    if tasks >= threads or k < 2 or idx_flat is None or idx_flat.shape[0] == 0:
+        return np.int64(0), np.int64(1), np.int64(1)
+    lo, hi = ix.index_bounds(idx_flat)
+    span = hi - lo + 1
+    nb = min(span, -(-threads // tasks))
+    return np.int64(lo), np.int64(span), np.int64(nb)
+
+
+def index_reduce(op: str, tgt: Operand, dim: int, idx: np.ndarray, src: Operand) -> None:
+    """``tgt[.., idx[k], ..] (op)= src[.., k, ..]`` along ``dim`` (``idx`` 1-D int64).
+
+    The kernel of ``index_add``, ``index_copy``, ``index_fill`` and of
+    advanced-index assignment.  ``src.shape`` is ``tgt.shape`` with ``dim``
+    of size ``len(idx)``.
+    """
+    if numel(src.shape) == 0:
+        return
+    if tgt.data.dtype == _F16 and op != "set":
+        _via_float32(lambda t, s: index_reduce(op, t, dim, idx, s), tgt, src)
+        return
+    tgt, src = _bits(tgt), _bits(src)
+    plan = _rows_plan(tgt.shape, dim, tgt.strides)
+    if plan is not None and is_contiguous(src.shape, src.strides):
+        outer, t_outer, inner = plan
+        lo, span, nb = _buckets(outer * ((inner + ix.BLOCK - 1) // ix.BLOCK), len(idx), idx)
+        ix.scatter_rows(SCATTER_OPS[op], tgt.data, tgt.offset, t_outer, tgt.strides[dim], idx,
+                        src.data[src.offset:], outer, len(idx), inner, lo, span, nb)
+        return
+    i_st = tuple(1 if d == dim else 0 for d in range(len(src.shape)))
+    scatter(op, tgt, dim, Operand(idx, src.shape, i_st, 0), src)
+
+
+def masked_select(src: Operand, mask: Operand) -> np.ndarray:
+    """The elements of ``src`` where ``mask`` (same shape) is true, in row-major order."""
+    flat_mask = _flat_contiguous(mask)
+    starts = ix.chunk_starts(flat_mask)
+    out = np.empty(int(starts[-1]), src.data.dtype)
+    if out.shape[0]:
+        bits = _bits(src)
+        ix.masked_compact(_flat_contiguous(bits), flat_mask, starts,
+                          out.view(bits.data.dtype))
+    return out
+
+
+def masked_scatter(tgt: np.ndarray, mask: Operand, source: np.ndarray) -> None:
+    """Flat contiguous ``tgt[mask] = source[:count]``; returns nothing.  Caller checks sizes."""
+    flat_mask = _flat_contiguous(mask)
+    starts = ix.chunk_starts(flat_mask)
+    if starts[-1]:
+        if tgt.dtype == _F16:
+            tgt, source = tgt.view(np.uint16), source.view(np.uint16)
+        ix.masked_spread(tgt, flat_mask, starts, source)
+
+
+def count_true(mask: Operand) -> int:
+    """How many elements of the bool operand are true."""
+    if numel(mask.shape) == 0:
+        return 0
+    return int(ix.chunk_starts(_flat_contiguous(mask))[-1])
+
+
+def masked_fill(tgt: np.ndarray, mask: Operand, value) -> None:
+    """Flat contiguous ``tgt[i] = value`` where the bool operand ``mask`` is true."""
+    if tgt.shape[0]:
+        value = np.array([value]).astype(tgt.dtype)
+        if tgt.dtype == _F16:
+            tgt, value = tgt.view(np.uint16), value.view(np.uint16)
+        ix.masked_fill(tgt, _flat_contiguous(mask), value)
+
+
+def nonzero(mask: Operand) -> np.ndarray:
+    """``(count, ndim)`` int64 coordinates of the true elements of a bool operand."""
+    ndim = len(mask.shape)
+    if numel(mask.shape) == 0:
+        return np.empty((0, ndim), _I64)
+    flat_mask = _flat_contiguous(mask)
+    starts = ix.chunk_starts(flat_mask)
+    out = np.empty((int(starts[-1]), ndim), _I64)
+    if out.shape[0] and ndim:
+        ix.nonzero_coords(flat_mask, _arr(mask.shape), starts, out)
+    return out
+
+
+SELECT_MAX_K = 64   # up to this k, the first k of each row are selected, not sorted
+
+
+def sort_rows(keys: np.ndarray, descending: bool, k: int | None = None) -> tuple:
+    """Stable sort of each row of a contiguous 2-D array: ``(values, indices)``.
+
+    With ``k``, only the first ``k`` columns of the result: for small ``k``
+    one selection pass (``sort.topk_rows``) instead of a full sort.
+    """
+    rows, n = keys.shape
+    if k is not None and k < n and k <= SELECT_MAX_K:
+        values = np.empty((rows, k), keys.dtype)
+        indices = np.empty((rows, k), _I64)
+        if rows and k:
+            sk.topk_rows(keys, np.int64(k), bool(descending), values, indices)
+        return values, indices
+    values = np.empty_like(keys)
+    indices = np.empty(keys.shape, _I64)
+    if keys.size:
+        sk.sort_rows(keys, bool(descending), values, indices)
+    if k is not None and k < n:
+        return values[:, :k].copy(), indices[:, :k].copy()
+    return values, indices
+
+
+def unique_sorted(values: np.ndarray, order: np.ndarray) -> tuple:
+    """Group ascending ``values``: ``(unique values, inverse, counts)``."""
+    n = values.shape[0]
+    uniq = np.empty(n, values.dtype)
+    inverse = np.empty(n, _I64)
+    counts = np.empty(n, _I64)
+    m = sk.unique_sorted(values, order, uniq, inverse, counts) if n else 0
+    return uniq[:m].copy(), inverse, counts[:m].copy()
+
+
+# ---------------------------------------------------------------------------
+# convolution and pooling (kernels in conv.py; arrays are contiguous 4-D)
+# ---------------------------------------------------------------------------
+def im2col(x: np.ndarray, geometry: tuple, cols: np.ndarray) -> None:
+    """Receptive fields of ``x`` (N, C, H, W) as columns of ``cols`` (N, C*kh*kw, L)."""
+    from . import conv
+    conv.im2col(x, *geometry, cols)
+
+
+def col2im(cols: np.ndarray, geometry: tuple, x: np.ndarray) -> None:
+    """Sum the columns back into the image ``x`` (the backward of im2col)."""
+    from . import conv
+    conv.col2im(cols, *geometry, x)
+
+
+def max_pool2d(x: np.ndarray, geometry: tuple, out: np.ndarray, idx: np.ndarray) -> None:
+    from . import conv
+    conv.max_pool2d(x, *geometry, out, idx)
+
+
+def max_pool2d_backward(grad: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
+    from . import conv
+    conv.max_pool2d_backward(grad, idx, out)
+
+
+# ---------------------------------------------------------------------------
+# optimizer updates (kernels in optim.py; all arrays contiguous, one dtype)
+# ---------------------------------------------------------------------------
+def fused_update(kind: str, arrays: list, hyper: tuple) -> None:
+    """Run the in-place update kernel ``kind`` ('sgd', 'adam', 'rmsprop', 'adagrad')."""
+    from . import optim
+    getattr(optim, kind)(*arrays, *hyper)
+
+
+def im2col_batch(x: np.ndarray, geometry: tuple, cols: np.ndarray) -> None:
+    """Like im2col, but columns of all samples side by side: cols (C*kh*kw, N*L)."""
+    from . import conv
+    conv.im2col_batch(x, *geometry, cols)
+
+
+def col2im_batch(cols: np.ndarray, geometry: tuple, x: np.ndarray) -> None:
+    from . import conv
+    conv.col2im_batch(cols, *geometry, x)

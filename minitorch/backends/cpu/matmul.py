@@ -1,102 +1,148 @@
 """CPU kernel for the batched matrix product ``out[b] = a[b] @ b[b]``.
 
-A matrix product of an (M, K) matrix by a (K, N) matrix does 2*M*N*K
-floating-point operations but touches only M*K + K*N + M*N numbers, so it
-can run at the full speed of the arithmetic units -- *if* every number that
-comes from memory is used many times while it is close to the core.  The
-naive triple loop does not do that: it streams whole rows and columns from
-main memory for every output element and runs ~50x slower than NumPy
-(OpenBLAS).  This module is the classic recipe (Goto / BLIS) for getting
-close, written as plain loops that Numba compiles.  It has three ideas.
+Multiplying an (M, K) matrix by a (K, N) matrix does 2*M*N*K floating-point
+operations but touches only M*K + K*N + M*N numbers, so it can run at the
+full speed of the arithmetic units -- *if* every number fetched from memory
+is reused many times while it is close to the core.  The naive triple loop
+does not do that (it streams rows and columns from memory for every output
+element) and runs tens of times slower than NumPy, which calls OpenBLAS.
+This module is the classic recipe (Goto's algorithm, as in BLIS and
+OpenBLAS) written as plain loops that Numba compiles.  Three ideas:
 
-1. Packing.  Before multiplying, copy A into ``ap[b, kb, i, p]`` (row i of A,
-   columns ``kb*kw + p``) and copy the *transpose* of B into ``bp[b, kb, j, p]``
-   (column j of B), both C-contiguous and padded with zeros to whole tiles.
-   Now every row of ``ap`` and every row of ``bp`` is a contiguous run along
-   K, whatever the strides of the inputs were (transposed views, slices,
+1. **Packing.**  First copy A into ``ap[b, kb, i, p]`` (row i of A, column
+   ``kb*kw + p``) and the *transpose* of B into ``bp[b, kb, j, p]`` (column j
+   of B), C-contiguous and padded with zeros to whole tiles.  Now every row
+   of ``ap`` and of ``bp`` is a contiguous run along K whatever the strides
+   of the inputs were (transposed views, slices, negative strides and
    broadcast batches all look the same afterwards), and the zero padding
-   means the hot loop never needs an edge case.  Packing costs O(MK + KN)
-   copies, which is small next to the O(MNK) arithmetic.  Because A and B
-   are fully packed before ``out`` is written, ``out`` may even overlap them.
+   means the hot loop has no edge cases.  Packing costs O(MK + KN) copying,
+   small next to the O(MNK) arithmetic.  Because A and B are packed before
+   ``out`` is written, ``out`` may even overlap ``a`` or ``b``.
 
-2. A register-tiled micro-kernel.  The innermost unit of work computes an
-   MR x NR tile of C (MR=3 rows, NR=8 columns here): for every p it loads
-   MR numbers of A and NR numbers of B and does MR*NR multiply-adds, so each
-   load feeds several multiply-adds (the naive loop does two loads per
-   multiply-add, and loads, not arithmetic, then set the speed).  The MR*NR
-   running sums must live in CPU *registers*, not memory.  We write them as
-   a small array allocated on the stack (``_stack_array``, below): its index
-   is a constant once LLVM has fully unrolled the two tiny tile loops, so
-   LLVM turns each element into a register.  (A NumPy array would live on
-   the heap, and LLVM could not prove that writing it does not change ``ap``
-   or ``bp``, so it would load and store every sum on every step.)  The loop
-   over p is then the innermost loop, and its rows in ``ap`` and ``bp`` are
-   contiguous, so LLVM *vectorises* it: each running sum becomes a SIMD
-   register holding 16 float32 (AVX-512) partial sums of different p's,
-   added together once at the end of the tile.  That reordering of the sum
-   is why the micro-kernel is compiled with ``fastmath={'reassoc',
-   'contract'}``: ``reassoc`` lets LLVM split one sum into several partial
-   sums, ``contract`` lets it fuse ``x*y + s`` into one FMA instruction.
-   Both change only rounding (BLAS libraries reorder the sum the same way;
-   results match NumPy to ~1e-6 relative in float32).  We deliberately do
-   not use ``fastmath=True``, which also assumes there are no NaNs or
-   infinities: a NaN in A or B must still produce NaN in the output.
+2. **A register-tiled micro-kernel.**  The innermost unit of work computes
+   an MR x NR tile of the output (4 x 6 on CPUs with 32 SIMD registers).
+   For each p it loads MR numbers of A and NR numbers of B and does MR*NR
+   multiply-adds: each load feeds several multiply-adds, where the naive
+   loop needs two loads per multiply-add and is limited by loads, not
+   arithmetic.  The MR*NR running sums must live in CPU *registers*.  We
+   write them as a small array on the stack (``_stack_array`` below): once
+   LLVM has fully unrolled the two tiny constant-length tile loops, every
+   index into it is a constant, so LLVM turns each element into a register.
+   (A NumPy array lives on the heap; LLVM cannot prove that writing it
+   leaves ``ap`` and ``bp`` unchanged, so it would load and store every sum
+   at every step -- we measured it over 10x slower.)
 
-   (Why this "dot product" tile rather than BLIS's "outer product" tile,
-   which vectorises along the columns of B?  Numba builds with LLVM's SLP
-   vectoriser switched off, and LLVM's loop vectoriser only vectorises the
-   innermost loop that remains after the tile loops are unrolled -- the loop
-   over p.  The price is the final horizontal sum of each SIMD register,
-   which is why a long K block (KC) matters: it spreads that cost over more
-   multiply-adds.)
+   The loop over p is then the innermost loop and reads ``ap`` and ``bp``
+   contiguously, so LLVM *vectorises* it: each running sum becomes a SIMD
+   register of 16 float32 (AVX-512) partial sums over different p, and the
+   16 are added up once, at the end of the tile.  That reordering of the
+   sum is why the micro-kernel is compiled with ``fastmath={"reassoc",
+   "contract"}``: ``reassoc`` allows splitting one sum into partial sums,
+   ``contract`` allows fusing ``s + x*y`` into one FMA instruction.  Both
+   change only rounding -- BLAS libraries reorder sums the same way.  We do
+   *not* use ``fastmath=True``, which also assumes that no value is NaN or
+   infinite: a NaN in A or B must still give NaN in the output.
 
-3. Cache blocking.  One micro-kernel call reads an MR x kw sliver of ``ap``
-   and an NR x kw sliver of ``bp``.  The loops around it are ordered so that
-   the B sliver (NR*KC*4 bytes = 16 KiB) stays in the 32 KiB L1 cache while
-   the micro-kernel walks down MC rows of A, and that block of A
-   (MC*KC*4 bytes = 240 KiB) stays in the 1 MiB L2 cache while the kernel
-   walks across NC columns of B.  K is split into blocks of at most KC so
-   these blocks stay small however large K is; ``out`` accumulates the
-   blocks (the first block stores, the others add).
+   Why this "dot-product" tile rather than BLIS's "outer-product" tile that
+   vectorises along a row of B and needs no final sum?  Numba runs LLVM
+   with its SLP (straight-line) vectoriser switched off, and the loop
+   vectoriser only vectorises the innermost loop left after the tile loops
+   are unrolled: the loop over p.  The price is the horizontal sum of every
+   SIMD register at the end of a tile, roughly the cost of 8 steps of p.
+   So long K blocks pay off (KC below), and small K is inefficient: for
+   K = 64 the kernel spends about as long on the final sums as on the
+   multiply-adds.
 
-Parallelism: the output is cut into tasks -- (batch, block of rows, block of
-columns) -- that write disjoint parts of ``out``, and ``prange`` spreads the
-tasks over the threads.  The plain-Python entry function picks the task
-shape: many small matrices give one task per matrix; one big matrix is cut
-into at least ``4 * threads`` pieces so that the threads get equal shares.
+3. **Cache blocking.**  One micro-kernel call reads MR rows of ``ap`` and
+   NR rows of ``bp``, each ``kw`` long (kw <= KC, 1024 float32).  The loops
+   around it walk down MC rows of A (the inner ``ir`` loop) with the same NR
+   rows of B, which therefore stay in the L1 cache; the MC x kw block of A
+   (384 KiB) stays in the 1 MiB L2 cache while the kernel walks across NC
+   columns of B, and the NC x kw block of B (3 MiB) stays in L3.  K is cut
+   into blocks of at most KC so that these blocks stay small however large
+   K is; ``out`` accumulates over the K blocks (the first stores, the others
+   add).  KC is a compromise: a longer block spreads the final sums over
+   more work, a shorter one fits the caches better (measured optimum: 4 KiB
+   of K, i.e. 1024 float32 or 512 float64).
 
-Dtypes: float32 and float64 use the fast path; int32 and int64 use exactly
-the same kernels (integer sums need no ``fastmath`` to be vectorised, and
-they wrap around on overflow exactly like NumPy's).  Each dtype is compiled
-on first use and cached on disk.  To keep the number of compiled versions
-small, the hot kernel only ever sees C-contiguous packed arrays (one version
-per dtype); the packing kernel sees the caller's layout, and the entry
-function orients each input so that the common cases (contiguous, or a
-transposed view of something contiguous) are all read as C-contiguous.
+**Parallelism.**  The output is cut into tasks -- (batch item, block of
+rows, block of columns) -- that write disjoint parts of ``out``, and
+``prange`` spreads the tasks over the threads.  The plain-Python entry
+function picks the task shape: with many matrices each task is a whole
+matrix; one big matrix is cut into at least ``4 * threads`` pieces so that
+the threads get equal shares.  Packing is parallel too.
+
+**Dtypes and compiled versions.**  float32 and float64 are the fast path;
+int32 and int64 run exactly the same kernels (integer sums need no
+``fastmath`` to be vectorised, and wrap around on overflow as NumPy's do).
+Each dtype is compiled on first use (about 3 s for the first one, cached on
+disk after that).  The hot kernel only ever sees C-contiguous packed arrays,
+so it has one compiled version per dtype; only the packing kernel sees the
+caller's layout, and the entry function orients every input so that the
+common cases (contiguous, or a transposed view of something contiguous) are
+read as C-contiguous: one more version for arbitrary strided views, and one
+for read-only arrays.
+
+**Speed** (measured on a 2-core Zen 4, float32, against NumPy's ``a @ b``,
+which calls OpenBLAS, in the same process): on one thread about 0.65x
+OpenBLAS at 256 x 256, 0.8x at 512-1024 and 0.9x at 2048; on two threads
+about the same ratios.  float64 runs at about 0.85x.  Small matrices (below
+~128) are several times slower than OpenBLAS: fixed costs (Python checks,
+three kernel launches, the final sums of point 2) dominate there.
+Products smaller than 64 x 64 x 64 run on one thread (``_SERIAL_FLOPS``).
 """
 
 from __future__ import annotations
 
+import platform
+import threading
+
 import numpy as np
-from numba import get_num_threads, njit, prange, types
-from numba.core import cgutils
+from numba import get_num_threads, njit, prange, set_num_threads, types
+from numba.core import cgutils, config
+from numba.core.codegen import get_host_cpu_features
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
-__all__ = ["batched_matmul", "MR", "NR", "KC", "MC", "NC"]
+__all__ = ["batched_matmul"]
 
 # -- tile and block sizes ----------------------------------------------------
-# Chosen by measurement on an AVX-512 x86 (Zen 4, 32 KiB L1d, 1 MiB L2 per
-# core); anything near these is within a few per cent.  A 3x8 tile keeps 24
-# SIMD sums + 11 loaded vectors in the 32 AVX-512 registers.
-MR = 3        # rows of C per micro-kernel tile
-NR = 8        # columns of C per micro-kernel tile
-KC = 512      # longest K block (elements)
-MC = 120      # rows of A per L2 block (a multiple of MR)
-NC = 256      # columns of B per L3 block (a multiple of NR)
-KPAD = 16     # packed K blocks are padded to a multiple of this (one SIMD vector)
-_TR = 16      # packing tile: rows
-_TK = 16      # packing tile: K elements
+def _simd_register_count() -> int:
+    """How many SIMD registers the code that Numba generates here may use.
+
+    The micro-kernel keeps MR*NR running sums plus the vectors it has just
+    loaded in registers; if they do not fit, LLVM "spills" them to the stack
+    and the kernel runs at half speed.  x86 CPUs have 32 vector registers
+    with AVX-512 and 16 without; AArch64 (and most others) have 32.  We ask
+    the same place Numba asks (it honours NUMBA_CPU_NAME/NUMBA_CPU_FEATURES).
+    """
+    features = config.CPU_FEATURES
+    if features is None:
+        features = get_host_cpu_features()
+    if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return 32 if "+avx512f" in features.split(",") else 16
+    return 32
+
+
+# Chosen by measurement (tests/bench on a Zen 4 with 32 KiB L1d and 1 MiB L2
+# per core; the 16-register choice by compiling for Haswell on the same
+# machine).  Neighbouring values are within a few per cent.
+if _simd_register_count() >= 32:
+    MR, NR = 4, 6   # 24 sums + 4 A vectors + 1 B vector = 29 of 32 registers
+else:
+    MR, NR = 3, 3   # 9 sums + 3 + 3 loaded vectors = 15 of 16 registers
+KC_BYTES = 4096     # longest K block in bytes: 1024 float32 or 512 float64
+MC = 96             # rows of A per L2 block (a multiple of MR)
+NC = 768            # columns of B per L3 block (a multiple of NR)
+KPAD = 16           # packed K blocks are padded to a multiple of this
+_TR = 16            # packing tile: rows
+_TK = 16            # packing tile: K elements
+assert MC % MR == 0 and NC % NR == 0
+# Products of fewer flops than a 64 x 64 x 64 one run on one thread: in a
+# quiet machine two threads win only by ~15% there, and on a busy one a
+# woken worker thread can wait milliseconds for a core.  (OpenBLAS uses a
+# similar threshold.)
+_SERIAL_FLOPS = 2 * 64**3
 
 _SUPPORTED = (np.float32, np.float64, np.int32, np.int64)
 
@@ -152,7 +198,7 @@ def _pack(src, trans, dst):
     The entry function passes whichever orientation makes the *last* axis
     of ``src`` the one with the smaller stride, so the innermost loop here
     always reads memory contiguously.  With ``trans`` the writes then jump
-    by ``kw``; working on a TR x TK tile keeps those writes inside a few
+    by ``kw``; working on a _TR x _TK tile keeps those writes inside a few
     cache lines.
     """
     nb, nkb, R, kw = dst.shape
@@ -172,11 +218,21 @@ def _pack(src, trans, dst):
         k0 = kb * kw
         kv = min(kw, K - k0)          # K slots [0, kv) hold data, [kv, kw) padding
         if trans:
-            for p0 in range(0, kv, _TK):
-                for p in range(p0, min(p0 + _TK, kv)):
-                    srow = src[b, k0 + p, r0:rv]      # contiguous along rows
-                    for r in range(rv - r0):
-                        dst[b, kb, r0 + r, p] = srow[r]
+            # Transpose whole _TR x _TK tiles: constant trip counts, so LLVM
+            # unrolls the tile into straight-line loads and stores.  Each
+            # tile reads _TK short rows of ``src`` and fills _TR short rows of
+            # ``dst``: both sides stay in a few cache lines.
+            p0 = 0
+            if rv - r0 == _TR:
+                while p0 + _TK <= kv:
+                    for p in range(_TK):
+                        for r in range(_TR):
+                            dst[b, kb, r0 + r, p0 + p] = src[b, k0 + p0 + p, r0 + r]
+                    p0 += _TK
+            for p in range(p0, kv):                   # ragged edge of the tile
+                srow = src[b, k0 + p, r0:rv]
+                for r in range(rv - r0):
+                    dst[b, kb, r0 + r, p] = srow[r]
         else:
             for r in range(r0, rv):
                 srow = src[b, r, k0:k0 + kv]          # contiguous along K
@@ -268,17 +324,56 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-def _pack_operand(x: np.ndarray, rows_p: int, nkb: int, kw: int) -> np.ndarray:
-    """Pack the logical (B, R, K) array ``x`` into (B', nkb, rows_p, kw)."""
-    if x.shape[0] > 1 and x.strides[0] == 0:
-        x = x[:1]                     # a broadcast batch: pack it only once
-    dst = np.empty((x.shape[0], nkb, rows_p, kw), dtype=x.dtype)
+# Packing buffers are reused from call to call (one set per Python thread).
+# A fresh multi-megabyte np.empty comes straight from the operating system,
+# and the first write to each 4 KiB page of it costs a page fault: for a
+# 1024^3 float32 product that alone was ~1 ms of a ~15 ms call.
+_WORKSPACE_MAX_BYTES = 64 << 20   # keep at most this much per thread
+_workspace = threading.local()
+
+
+def _aligned_bytes(nbytes: int) -> np.ndarray:
+    """``nbytes`` uninitialised bytes starting on a 64-byte boundary.
+
+    Packed rows are a multiple of 64 bytes long (KPAD elements), so every
+    row then starts on a cache-line boundary and no SIMD load straddles two
+    cache lines.  (np.empty only promises 16-byte alignment.)
+    """
+    raw = np.empty(nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + nbytes]
+
+
+def _buffers(shape_a, shape_b, dtype):
+    """Two uninitialised, 64-byte aligned C-contiguous arrays."""
+    na = shape_a[0] * shape_a[1] * shape_a[2] * shape_a[3]
+    nb = shape_b[0] * shape_b[1] * shape_b[2] * shape_b[3]
+    # B's buffer starts right after A's; A's size in bytes is a multiple of
+    # 64 because its last axis (kw) is a multiple of KPAD.
+    nbytes = (na + nb) * dtype.itemsize
+    if nbytes > _WORKSPACE_MAX_BYTES:
+        buf = _aligned_bytes(nbytes)
+    else:
+        buf = getattr(_workspace, "buf", None)
+        if buf is None or buf.nbytes < nbytes:
+            buf = _aligned_bytes(max(nbytes, 1 << 20))
+            _workspace.buf = buf
+    flat = buf[:nbytes].view(dtype)
+    return flat[:na].reshape(shape_a), flat[na:].reshape(shape_b)
+
+
+def _pack_operand(x: np.ndarray, dst: np.ndarray) -> None:
+    """Pack the logical (B, R, K) array ``x`` into ``dst`` (B', nkb, Rp, kw)."""
     # Read along the axis with the smaller stride (see _pack).
     if abs(x.strides[2]) <= abs(x.strides[1]):
         _pack(x, False, dst)
     else:
         _pack(x.transpose(0, 2, 1), True, dst)
-    return dst
+
+
+def _collapse_batch(x: np.ndarray) -> np.ndarray:
+    """A broadcast batch (stride 0) is the same matrix repeated: keep one."""
+    return x[:1] if x.shape[0] > 1 and x.strides[0] == 0 else x
 
 
 def _plan_tasks(nb: int, Mp: int, Np: int, threads: int):
@@ -329,11 +424,28 @@ def batched_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         return
 
     # Split K into nkb equal blocks of at most ~KC, each padded to KPAD.
-    nkb = -(-K // KC)
+    kc = KC_BYTES // a.dtype.itemsize
+    nkb = -(-K // kc)
     kw = _round_up(-(-K // nkb), KPAD)
     Mp = _round_up(M, MR)
     Np = _round_up(N, NR)
-    ap = _pack_operand(a, Mp, nkb, kw)
-    bp = _pack_operand(b.transpose(0, 2, 1), Np, nkb, kw)   # B^T: rows are columns of B
-    task_rows, task_cols = _plan_tasks(nb, Mp, Np, get_num_threads())
+    a = _collapse_batch(a)
+    bt = _collapse_batch(b.transpose(0, 2, 1))   # B^T: its rows are B's columns
+    ap, bp = _buffers((a.shape[0], nkb, Mp, kw), (bt.shape[0], nkb, Np, kw), a.dtype)
+
+    threads = get_num_threads()
+    if threads > 1 and 2 * nb * M * N * K < _SERIAL_FLOPS:
+        # Too little work to share (see _SERIAL_FLOPS): with one thread
+        # the kernels run inline, without waking the worker threads.
+        set_num_threads(1)
+        try:
+            _pack_operand(a, ap)
+            _pack_operand(bt, bp)
+            _gemm_packed(ap, bp, out, Mp, Np)
+        finally:
+            set_num_threads(threads)
+        return
+    _pack_operand(a, ap)
+    _pack_operand(bt, bp)
+    task_rows, task_cols = _plan_tasks(nb, Mp, Np, threads)
     _gemm_packed(ap, bp, out, task_rows, task_cols)

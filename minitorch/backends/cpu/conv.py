@@ -1,0 +1,176 @@
+"""CPU kernels for convolution and pooling: im2col, col2im, max pooling.
+
+Convolution as a matrix product (the "im2col" trick, used by Caffe and
+PyTorch's CPU path): copy every receptive field of the input into a column
+of a matrix, then one matrix product with the flattened filters computes
+every output pixel at once::
+
+    input (C, H, W), kernel (kh, kw)  ->  cols (C*kh*kw, OH*OW)
+    weight (O, C, kh, kw) -> (O, C*kh*kw);   out = weight @ cols  -> (O, OH*OW)
+
+``col2im`` is the reverse (each column is *added* back into the pixels it
+came from); it is the backward of im2col.  Both run one parallel task per
+(sample, channel) plane, so no two tasks ever write the same element.
+
+All arrays are contiguous; geometry comes as integers.  Padding is virtual:
+positions outside the input read as 0 (im2col) or are skipped (col2im).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True)
+def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
+    """x: (N, C, H, W) -> cols: (N, C*kh*kw, oh*ow)."""
+    n, c, h, w = x.shape
+    for task in prange(n * c):
+        b = task // c
+        ch = task - b * c
+        for i in range(kh):
+            for j in range(kw):
+                row = (ch * kh + i) * kw + j
+                for y in range(oh):
+                    iy = y * sh - ph + i * dh
+                    base = y * ow
+                    if iy < 0 or iy >= h:
+                        for xo in range(ow):
+                            cols[b, row, base + xo] = 0
+                        continue
+                    for xo in range(ow):
+                        ix = xo * sw - pw + j * dw
+                        if ix >= 0 and ix < w:
+                            cols[b, row, base + xo] = x[b, ch, iy, ix]
+                        else:
+                            cols[b, row, base + xo] = 0
+
+
+@njit(parallel=True, cache=True)
+def col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
+    """cols: (N, C*kh*kw, oh*ow) summed back into x: (N, C, H, W) (x is zeroed first)."""
+    n, c, h, w = x.shape
+    for task in prange(n * c):
+        b = task // c
+        ch = task - b * c
+        for yy in range(h):
+            for xx in range(w):
+                x[b, ch, yy, xx] = 0
+        for i in range(kh):
+            for j in range(kw):
+                row = (ch * kh + i) * kw + j
+                for y in range(oh):
+                    iy = y * sh - ph + i * dh
+                    if iy < 0 or iy >= h:
+                        continue
+                    base = y * ow
+                    for xo in range(ow):
+                        ix = xo * sw - pw + j * dw
+                        if ix >= 0 and ix < w:
+                            x[b, ch, iy, ix] += cols[b, row, base + xo]
+
+
+@njit(parallel=True, cache=True)
+def max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx):
+    """Max over each window; ``idx`` gets the flat index (y*W + x) of the winner.
+
+    Padding positions never win (they count as -inf), like PyTorch.  NaN wins.
+    """
+    n, c, h, w = x.shape
+    for task in prange(n * c):
+        b = task // c
+        ch = task - b * c
+        for y in range(oh):
+            for xo in range(ow):
+                best = -np.inf
+                best_i = -1
+                for i in range(kh):
+                    iy = y * sh - ph + i * dh
+                    if iy < 0 or iy >= h:
+                        continue
+                    for j in range(kw):
+                        ix = xo * sw - pw + j * dw
+                        if ix < 0 or ix >= w:
+                            continue
+                        v = x[b, ch, iy, ix]
+                        if best_i == -1 or v > best or v != v:
+                            best = v
+                            best_i = iy * w + ix
+                            if v != v:
+                                break
+                out[b, ch, y, xo] = best
+                idx[b, ch, y, xo] = best_i
+
+
+@njit(parallel=True, cache=True)
+def max_pool2d_backward(grad, idx, out):
+    """Route each output gradient to its window's winner (out is zeroed first)."""
+    n, c, oh, ow = grad.shape
+    h, w = out.shape[2], out.shape[3]
+    for task in prange(n * c):
+        b = task // c
+        ch = task - b * c
+        for yy in range(h):
+            for xx in range(w):
+                out[b, ch, yy, xx] = 0
+        for y in range(oh):
+            for xo in range(ow):
+                k = idx[b, ch, y, xo]
+                out[b, ch, k // w, k % w] += grad[b, ch, y, xo]
+
+
+# ---------------------------------------------------------------------------
+# Batch-major columns: cols_t has shape (C*kh*kw, N*oh*ow), so a whole batch's
+# convolution is ONE matrix product  weight (O, C*kh*kw) @ cols_t, instead of N
+# small ones.  Row r = (c, i, j); column = (sample, output pixel).
+# ---------------------------------------------------------------------------
+@njit(parallel=True, cache=True)
+def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
+    """x: (N, C, H, W) -> cols: (C*kh*kw, N*oh*ow)."""
+    n, c, h, w = x.shape
+    L = oh * ow
+    for row in prange(c * kh * kw):
+        ch = row // (kh * kw)
+        rem = row - ch * kh * kw
+        i = rem // kw
+        j = rem - i * kw
+        for b in range(n):
+            base = b * L
+            for y in range(oh):
+                iy = y * sh - ph + i * dh
+                start = base + y * ow
+                if iy < 0 or iy >= h:
+                    for xo in range(ow):
+                        cols[row, start + xo] = 0
+                    continue
+                for xo in range(ow):
+                    ix = xo * sw - pw + j * dw
+                    if ix >= 0 and ix < w:
+                        cols[row, start + xo] = x[b, ch, iy, ix]
+                    else:
+                        cols[row, start + xo] = 0
+
+
+@njit(parallel=True, cache=True)
+def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
+    """cols: (C*kh*kw, N*oh*ow) summed back into x: (N, C, H, W)."""
+    n, c, h, w = x.shape
+    L = oh * ow
+    for task in prange(n * c):
+        b = task // c
+        ch = task - b * c
+        for yy in range(h):
+            for xx in range(w):
+                x[b, ch, yy, xx] = 0
+        base = b * L
+        for i in range(kh):
+            for j in range(kw):
+                row = (ch * kh + i) * kw + j
+                for y in range(oh):
+                    iy = y * sh - ph + i * dh
+                    if iy < 0 or iy >= h:
+                        continue
+                    start = base + y * ow
+                    for xo in range(ow):
+                        ix = xo * sw - pw + j * dw
+                        if ix >= 0 and ix < w:
+                            x[b, ch, iy, ix] += cols[row, start + xo]

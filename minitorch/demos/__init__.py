@@ -1,0 +1,1 @@
+"""Layer 13 helpers: the demo models and the training loop behind ``minitorch train``."""

@@ -1,0 +1,682 @@
+"""``nn.functional``: the stateless twin of every layer.
+
+``nn.Linear`` holds a weight and a bias and calls ``F.linear(x, w, b)``;
+``F.relu`` is what ``nn.ReLU`` does.  Everything here is composed of
+differentiable ops, so gradients (and gradients of gradients) come from
+autograd; the few places where a fused kernel matters are marked.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import ops  # noqa: F401  (makes sure Tensor methods are attached)
+from ..autograd.grad_mode import no_grad
+from ..ops import elementwise as ew, reduction as rd
+from ..ops.creation import bernoulli, ones, zeros, full, arange
+from ..ops.linalg import matmul
+from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d,  # noqa: F401
+                        avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose2d, fold,
+                        max_pool1d, max_pool2d, unfold)
+from ..ops.views import cat
+from ..tensor import Tensor
+
+__all__ = [
+    "linear", "bilinear", "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu",
+    "mish", "softplus", "softsign", "hardtanh", "hardsigmoid", "hardswish", "sigmoid", "tanh",
+    "logsigmoid", "softmax", "log_softmax", "softmin", "dropout", "dropout1d", "dropout2d",
+    "alpha_dropout", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy",
+    "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "layer_norm", "batch_norm", "group_norm", "embedding", "one_hot", "pad", "normalize",
+    "cosine_similarity", "pairwise_distance", "scaled_dot_product_attention", "threshold",
+    "glu", "prelu", "rms_norm", "instance_norm", "conv1d", "conv2d", "conv_transpose2d",
+    "unfold", "fold", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+]
+
+
+# ---------------------------------------------------------------------------
+# Linear layers
+# ---------------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``: weight has shape (out_features, in_features)."""
+    out = matmul(input, weight.t())
+    return out + bias if bias is not None else out
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """``y_k = x1 @ W_k @ x2 + b_k`` for weight of shape (out, in1, in2)."""
+    from ..ops.einsum import einsum
+    out = einsum("bi,kij,bj->bk", input1.reshape(-1, input1.shape[-1]), weight,
+                 input2.reshape(-1, input2.shape[-1]))
+    out = out.reshape(tuple(input1.shape[:-1]) + (weight.shape[0],))
+    return out + bias if bias is not None else out
+
+
+# ---------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------
+def _maybe_inplace(input: Tensor, result_fn: Any, inplace: bool) -> Tensor:
+    if inplace:
+        return ew.inplace(input, result_fn)
+    return result_fn(input)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, ew.relu, inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, lambda x: ew.where(x > threshold, x, value), inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, lambda x: ew.leaky_relu(x, negative_slope), inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, lambda x: ew.elu(x, alpha), inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    return _maybe_inplace(input, lambda x: ew.elu(x, alpha) * scale, inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, lambda x: ew.elu(x / alpha, 1.0) * alpha, inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    return ew.gelu(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, ew.silu, inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, ew.mish, inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return ew.softplus(input, beta, threshold)
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (input.abs() + 1)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _maybe_inplace(input, lambda x: ew.clamp(x, min_val, max_val), inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, lambda x: ew.clamp(x / 6 + 0.5, 0.0, 1.0), inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, lambda x: x * ew.clamp(x / 6 + 0.5, 0.0, 1.0), inplace)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return ew.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return ew.tanh(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    return ew.logsigmoid(input)
+
+
+def softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    return rd.softmax(input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None
+                ) -> Tensor:
+    return rd.log_softmax(input, dim, dtype)
+
+
+def softmin(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
+    return rd.softmax(-input, dim, dtype)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    w = weight
+    if input.dim() >= 2 and weight.numel() > 1:
+        w = weight.reshape((1, -1) + (1,) * (input.dim() - 2))
+    return ew.where(input > 0, input, input * w)
+
+
+# ---------------------------------------------------------------------------
+# Dropout
+# ---------------------------------------------------------------------------
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+            ) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
+
+    The scaling keeps the expected value of every element unchanged, so at
+    evaluation time (``training=False``) dropout is simply the identity.
+    """
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _maybe_inplace(input, lambda x: x * 0.0, inplace)
+    with no_grad():
+        keep = bernoulli(full(tuple(input.shape), 1.0 - p, dtype=input.dtype,
+                              device=input.device)) / (1.0 - p)
+    return _maybe_inplace(input, lambda x: x * keep, inplace)
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, spatial: int
+                     ) -> Tensor:
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    batched = input.dim() == spatial + 2
+    shape = tuple(input.shape[:2] if batched else input.shape[:1]) + (1,) * spatial
+    with no_grad():
+        keep = bernoulli(full(shape, 1.0 - p, dtype=input.dtype, device=input.device))
+        keep = keep / (1.0 - p) if p < 1.0 else keep
+    return _maybe_inplace(input, lambda x: x * keep, inplace)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+              ) -> Tensor:
+    return _channel_dropout(input, p, training, inplace, 1)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+              ) -> Tensor:
+    """Zero whole channels (feature maps) at once: neighbouring pixels are correlated."""
+    return _channel_dropout(input, p, training, inplace, 2)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+                  ) -> Tensor:
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    alpha_p = -1.7580993408473766
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    with no_grad():
+        keep = bernoulli(full(tuple(input.shape), 1.0 - p, dtype=input.dtype))
+    return (input * keep + alpha_p * (1 - keep)) * a + b
+
+
+# ---------------------------------------------------------------------------
+# Losses
+# ---------------------------------------------------------------------------
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_same_size(input: Tensor, target: Tensor, name: str) -> None:
+    if tuple(input.shape) != tuple(target.shape):
+        import warnings
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=3)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """Mean squared error: ``mean((input - target)**2)``."""
+    _check_same_size(input, target, "mse_loss")
+    loss = (input - target).square()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    _check_same_size(input, target, "l1_loss")
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Quadratic for small errors (< beta), linear for large ones."""
+    _check_same_size(input, target, "smooth_l1_loss")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    loss = ew.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    _check_same_size(input, target, "huber_loss")
+    d = (input - target).abs()
+    loss = ew.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+             reduction: str = "mean") -> Tensor:
+    """Negative log likelihood: ``-input[n, target[n]]``, weighted and averaged.
+
+    ``input`` holds log-probabilities, shape (N, C) or (N, C, d1, ...), or (C,).
+    With ``reduction='mean'`` the sum is divided by the total *weight* of the
+    targets that are not ``ignore_index`` (not by N).
+    """
+    from ..dtype import int64
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if target.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.title()}")
+    if input.dim() == 1:
+        input, target = input.unsqueeze(0), target.reshape(1)
+    n_classes = input.shape[1]
+    if input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0]}).")
+    # Move classes last: (N, d1, ..., C); targets (N, d1, ...).
+    logp = input.movedim(1, -1) if input.dim() > 2 else input
+    valid = target != ignore_index
+    safe_target = ew.where(valid, target, 0).to(int64)
+    bad = (safe_target < 0) | (safe_target >= n_classes)
+    if bool(bad.any()):
+        raise IndexError(f"Target {int(safe_target[bad].tolist()[0])} is out of bounds.")
+    picked = logp.gather(-1, safe_target.unsqueeze(-1)).squeeze(-1)
+    w = valid.to(input.dtype)
+    if weight is not None:
+        w = w * weight.gather(0, safe_target.reshape(-1)).reshape(safe_target.shape)
+    loss = -picked * w
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """``nll_loss(log_softmax(input))``; ``target`` holds class indices or class probabilities."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    logp = rd.log_softmax(input, class_dim)
+    n_classes = input.shape[class_dim]
+    if target.dtype.is_floating_point:
+        # Class probabilities (same shape as input).
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
+                               f"{list(target.shape)}")
+        t = target
+        if label_smoothing > 0:
+            t = t * (1 - label_smoothing) + label_smoothing / n_classes
+        w_shape = [1] * input.dim()
+        w_shape[class_dim] = n_classes
+        per = logp * t if weight is None else logp * t * weight.reshape(w_shape)
+        loss = -per.sum(class_dim)
+        return _reduce(loss, reduction)      # 'mean' averages over the batch (and spatial) dims
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return nll
+    # Smoothing adds eps/C of the uniform distribution's cross-entropy.
+    valid = (target != ignore_index).to(input.dtype)
+    w_shape = [1] * input.dim()
+    w_shape[class_dim] = n_classes
+    per_class = logp if weight is None else logp * weight.reshape(w_shape)
+    smooth = -per_class.sum(class_dim) * valid
+    if reduction == "mean":
+        if weight is not None:
+            from ..dtype import int64
+            safe = ew.where(target != ignore_index, target, 0).to(int64)
+            denom = (weight.gather(0, safe.reshape(-1)).reshape(safe.shape) * valid).sum()
+        else:
+            denom = valid.sum()
+        smooth = smooth.sum() / denom
+    else:
+        smooth = _reduce(smooth, reduction)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """``-(t log p + (1 - t) log(1 - p))`` with the logs clamped at -100 like PyTorch."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the "
+                         "same size.")
+    if bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_p = ew.clamp(input.log(), min=-100.0)
+    log_1p = ew.clamp((1 - input).log(), min=-100.0)
+    loss = -(target * log_p + (1 - target) * log_1p)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, size_average: Any = None,
+                                     reduce: Any = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """BCE on logits, computed stably: ``(1 - t) x + (1 + (pw - 1) t) * softplus(-x)``."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    log_sig_neg = -ew.logsigmoid(input)      # = softplus(-x) = log(1 + e^-x)
+    if pos_weight is not None:
+        coeff = 1 + (pos_weight - 1) * target
+        loss = (1 - target) * input + coeff * log_sig_neg
+    else:
+        loss = (1 - target) * input + log_sig_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL(target || exp(input)) with ``input`` given as log-probabilities."""
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = ew.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------------------
+# Normalisation
+# ---------------------------------------------------------------------------
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dims of each sample."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    if tuple(input.shape[-len(normalized_shape):]) != normalized_shape:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
+                           f"input of size{list(input.shape)}")
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    mu = input.mean(dims, keepdim=True)
+    var = (input - mu).square().mean(dims, keepdim=True)
+    out = (input - mu) / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    if eps is None:
+        import numpy as np
+        eps = float(np.finfo(input.dtype.np).eps)
+    out = input * (input.square().mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and spatial dims.
+
+    In training the batch statistics are used and the running estimates are
+    updated in place (``running = (1 - momentum) * running + momentum * batch``,
+    with the *unbiased* batch variance); in evaluation the running estimates
+    are used.
+    """
+    if input.dim() < 2:
+        raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+    dims = (0,) + tuple(range(2, input.dim()))
+    shape = (1, input.shape[1]) + (1,) * (input.dim() - 2)
+    if training:
+        n = input.numel() // input.shape[1]
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {list(input.shape)}")
+        mu = input.mean(dims)
+        var = (input - mu.reshape(shape)).square().mean(dims)
+        if running_mean is not None and running_var is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mu.detach() * momentum)
+                running_var.mul_(1 - momentum).add_(var.detach() * (momentum * n / (n - 1)))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        mu, var = running_mean, running_var
+    out = (input - mu.reshape(shape)) / (var.reshape(shape) + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None,
+                  use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    dims = tuple(range(2, input.dim()))
+    mu = input.mean(dims, keepdim=True)
+    var = (input - mu).square().mean(dims, keepdim=True)
+    out = (input - mu) / (var + eps).sqrt()
+    shape = (1, input.shape[1]) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise groups of channels within each sample."""
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    x = input.reshape(n, num_groups, -1)
+    mu = x.mean(-1, keepdim=True)
+    var = (x - mu).square().mean(-1, keepdim=True)
+    out = ((x - mu) / (var + eps).sqrt()).reshape(input.shape)
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Any = None) -> Tensor:
+    denom = ew.clamp_min(rd.norm(input, p, dim, keepdim=True), eps)
+    return input / denom
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    n1 = ew.clamp_min(rd.norm(x1, 2, dim), eps)
+    n2 = ew.clamp_min(rd.norm(x2, 2, dim), eps)
+    return (x1 * x2).sum(dim) / (n1 * n2)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    return rd.norm(x1 - x2 + eps, p, -1, keepdim)
+
+
+# ---------------------------------------------------------------------------
+# Embedding, one_hot, pad
+# ---------------------------------------------------------------------------
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` picked by the integer ``input`` (a lookup table)."""
+    from ..ops import indexing
+    if input.dtype.is_floating_point:
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"{input.dtype.name.title()} instead")
+    if max_norm is not None:
+        with no_grad():
+            flat = input.reshape(-1)
+            rows = weight.index_select(0, flat)
+            norms = rd.norm(rows, norm_type, 1, keepdim=True)
+            scale = ew.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+            weight.index_copy_(0, flat, rows * scale)
+    out = indexing.embedding(weight, input, padding_idx)
+    return out
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    from ..dtype import int64
+    if tensor.dtype.is_floating_point:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+    if tensor.numel() and (int(tensor.min().item()) < 0 or
+                           int(tensor.max().item()) >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).to(int64)
+
+
+def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last ``len(pad) // 2`` dims; ``pad = (left, right, top, bottom, ...)``."""
+    if len(pad) % 2:
+        raise ValueError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise ValueError("Padding length should be less than or equal to two times the input "
+                         "dimension")
+    if mode != "constant":
+        return _pad_nonconstant(input, pad, mode)
+    out = input
+    value = 0.0 if value is None else value
+    for i in range(len(pad) // 2):
+        d = input.dim() - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        if left < 0:
+            out = out.narrow(d, -left, out.shape[d] + left)
+            left = 0
+        if right < 0:
+            out = out.narrow(d, 0, out.shape[d] + right)
+            right = 0
+        pieces = []
+        if left:
+            shape = list(out.shape)
+            shape[d] = left
+            pieces.append(full(tuple(shape), value, dtype=out.dtype, device=out.device))
+        pieces.append(out)
+        if right:
+            shape = list(out.shape)
+            shape[d] = right
+            pieces.append(full(tuple(shape), value, dtype=out.dtype, device=out.device))
+        if len(pieces) > 1:
+            out = cat(pieces, d)
+    return out
+
+
+def _pad_nonconstant(input: Tensor, pad: Any, mode: str) -> Tensor:
+    from ..dtype import int64
+    from ..ops.creation import tensor as make
+    out = input
+    for i in range(len(pad) // 2):
+        d = input.dim() - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        n = out.shape[d]
+        idx = list(range(-left, n + right))
+        if mode == "reflect":
+            if left >= n or right >= n:
+                raise RuntimeError("Padding size should be less than the corresponding input "
+                                   "dimension")
+            idx = [abs(j) if j < 0 else (2 * (n - 1) - j if j >= n else j) for j in idx]
+        elif mode == "replicate":
+            idx = [min(max(j, 0), n - 1) for j in idx]
+        elif mode == "circular":
+            idx = [j % n for j in idx]
+        else:
+            raise NotImplementedError(f"padding mode {mode!r} is not supported")
+        out = out.index_select(d, make(idx, dtype=int64, device=input.device))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Attention
+# ---------------------------------------------------------------------------
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(Q K^T / sqrt(d) + mask) V``.
+
+    A boolean ``attn_mask`` marks the positions that may be attended to
+    (``True`` = keep); a float mask is added to the scores.  ``is_causal``
+    lets position i attend only to positions <= i.
+    """
+    from ..dtype import bool_
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(rep, -3) if hasattr(key, "repeat_interleave") else \
+            cat([key] * rep, -3)
+        value = value.repeat_interleave(rep, -3) if hasattr(value, "repeat_interleave") else \
+            cat([value] * rep, -3)
+    scores = matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        # Query i may look at keys j <= i (the lower triangle).
+        causal = arange(L, device=query.device).unsqueeze(1) >= arange(S, device=query.device)
+        scores = scores.masked_fill(causal.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype is bool_:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = rd.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return matmul(weights, value)

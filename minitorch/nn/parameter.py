@@ -1,0 +1,72 @@
+"""``Parameter``: a tensor that a ``Module`` registers as learnable.
+
+A Parameter is an ordinary leaf tensor with ``requires_grad=True``; the only
+difference is that assigning one to a module attribute (``self.w =
+Parameter(...)``) registers it, so ``module.parameters()`` finds it and an
+optimizer can update it.  ``UninitializedParameter`` is the placeholder a
+lazy module (``LazyLinear``) holds until the first forward tells it the
+input size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+
+__all__ = ["Parameter", "UninitializedParameter"]
+
+
+class Parameter(Tensor):
+    """A learnable tensor; ``Parameter(data)`` shares ``data``'s storage."""
+
+    _is_param = True
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
+        if data is None:
+            from ..ops.creation import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
+        p = cls._make(data._storage, data._shape, data._stride, data._offset, data.dtype)
+        p._version_counter = data._version_counter
+        p.requires_grad = requires_grad
+        return p
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
+        pass
+
+    def __deepcopy__(self, memo: dict) -> "Parameter":
+        if id(self) in memo:
+            return memo[id(self)]
+        out = Parameter(self.detach().clone(), self.requires_grad)
+        if self._grad is not None:
+            out._grad = self._grad.clone()
+        memo[id(self)] = out
+        return out
+
+    def __reduce_ex__(self, protocol: Any):
+        raise TypeError("Parameters are saved with minitorch.save (no pickled code)")
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (used by lazy modules)."""
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None):
+        from ..ops.creation import empty
+        p = super().__new__(cls, empty(0, dtype=dtype, device=device), requires_grad)
+        return p
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        pass
+
+    def materialize(self, shape: tuple, device: Any = None, dtype: Any = None) -> None:
+        """Give the parameter a shape: it becomes an ordinary ``Parameter``."""
+        from ..ops.creation import empty
+        data = empty(tuple(shape), dtype=dtype or self.dtype, device=device or self.device)
+        self._storage, self._shape, self._stride = data._storage, data._shape, data._stride
+        self._offset = 0
+        self.__class__ = Parameter
+
+    def __repr__(self) -> str:
+        return "<UninitializedParameter>"

@@ -1,0 +1,461 @@
+"""Convolution and pooling ops.
+
+``conv2d`` is built from two differentiable pieces:
+
+1. ``unfold`` (im2col): every receptive field becomes a column; for the
+   whole batch the columns sit side by side, (C*kh*kw, N*L);
+2. one matrix product with the flattened weights, (O, C*kh*kw) @ columns.
+
+``unfold``'s backward is ``fold`` (col2im) and ``fold``'s backward is
+``unfold``, so convolution gets its gradient, and its gradient's gradient,
+from autograd with no hand-written conv backward.  Groups split the channels
+into independent convolutions.
+
+``max_pool2d`` records which input won each window and sends the gradient
+there; ``avg_pool2d`` is an unfold followed by a mean.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from . import _raw
+from .linalg import matmul
+from .views import cat
+
+__all__ = ["unfold", "fold", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+           "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+           "conv_transpose2d"]
+
+
+def _pair(v: Any) -> tuple:
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1:
+            return (int(v[0]), int(v[0]))
+        return (int(v[0]), int(v[1]))
+    return (int(v), int(v))
+
+
+def _out_size(size: int, k: int, s: int, p: int, d: int) -> int:
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _geometry(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple,
+              dilation: tuple) -> tuple:
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    oh, ow = _out_size(h, kh, sh, ph, dh), _out_size(w, kw, sw, pw, dw)
+    return (kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)
+
+
+def _check_geometry(h: int, w: int, geo: tuple, what: str) -> None:
+    kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = geo
+    if min(sh, sw) <= 0:
+        raise RuntimeError(f"{what}: stride should be greater than zero, but got "
+                           f"sH: {sh} sW: {sw}")
+    if min(dh, dw) <= 0:
+        raise RuntimeError(f"{what}: dilation should be greater than zero, but got "
+                           f"dilationH: {dh} dilationW: {dw}")
+    if min(ph, pw) < 0:
+        raise RuntimeError(f"{what}: negative padding is not supported")
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(
+            f"Given input size: ({h}x{w}). Calculated output size: ({oh}x{ow}). "
+            "Output size is too small")
+
+
+class Unfold(Function):
+    _backward_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, geo: tuple) -> Tensor:
+        n, c, h, w = x.shape
+        kh, kw, *_, oh, ow = geo
+        ctx.geo, ctx.hw = geo, (h, w)
+        src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
+        cols = _raw.empty((n, c * kh * kw, oh * ow), src.dtype, x.device)
+        x._backend.im2col(_array4(src), geo, _array(cols, (n, c * kh * kw, oh * ow)))
+        return _raw.cast(cols, x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        return Fold.apply(g, ctx.hw, ctx.geo), None
+
+
+class Fold(Function):
+    _backward_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, cols: Tensor, hw: tuple, geo: tuple) -> Tensor:
+        n, ckk, _ = cols.shape
+        kh, kw = geo[0], geo[1]
+        c = ckk // (kh * kw)
+        ctx.geo = geo
+        src = _raw.contiguous(_raw.cast(cols, _raw.compute_dtype(cols.dtype)))
+        out = _raw.empty((n, c) + tuple(hw), src.dtype, cols.device)
+        cols._backend.col2im(_array(src, tuple(src.shape)), geo, _array4(out))
+        return _raw.cast(out, cols.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        return Unfold.apply(g, ctx.geo), None, None
+
+
+class UnfoldBatch(Function):
+    """im2col with the batch folded into the columns: (N, C, H, W) -> (C*kh*kw, N*L)."""
+
+    _backward_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, geo: tuple) -> Tensor:
+        n, c, h, w = x.shape
+        kh, kw, *_, oh, ow = geo
+        ctx.geo, ctx.shape = geo, (n, c, h, w)
+        src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
+        cols = _raw.empty((c * kh * kw, n * oh * ow), src.dtype, x.device)
+        x._backend.im2col_batch(_array4(src), geo, _array(cols, tuple(cols.shape)))
+        return _raw.cast(cols, x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        return FoldBatch.apply(g, ctx.shape, ctx.geo), None
+
+
+class FoldBatch(Function):
+    _backward_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, cols: Tensor, shape: tuple, geo: tuple) -> Tensor:
+        ctx.geo = geo
+        src = _raw.contiguous(_raw.cast(cols, _raw.compute_dtype(cols.dtype)))
+        out = _raw.empty(shape, src.dtype, cols.device)
+        cols._backend.col2im_batch(_array(src, tuple(src.shape)), geo, _array4(out))
+        return _raw.cast(out, cols.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        return UnfoldBatch.apply(g, ctx.geo), None, None
+
+
+def _array(t: Tensor, shape: tuple):
+    return t._storage._data[t._offset:t._offset + t.numel()].reshape(shape)
+
+
+def _array4(t: Tensor):
+    return _array(t, tuple(t.shape))
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """(N, C, H, W) -> (N, C*kh*kw, L): each column is one receptive field."""
+    if input.dim() != 4:
+        raise RuntimeError(f"Input Error: Only 4D input Tensors are supported (got "
+                           f"{input.dim()}D)")
+    geo = _geometry(input.shape[2], input.shape[3], _pair(kernel_size), _pair(stride),
+                    _pair(padding), _pair(dilation))
+    _check_geometry(input.shape[2], input.shape[3], geo, "unfold")
+    return Unfold.apply(input, geo)
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Tensor:
+    """(N, C*kh*kw, L) -> (N, C, H, W): columns summed back into the image."""
+    h, w = _pair(output_size)
+    geo = _geometry(h, w, _pair(kernel_size), _pair(stride), _pair(padding), _pair(dilation))
+    if input.dim() == 2:
+        return fold(input.unsqueeze(0), output_size, kernel_size, dilation, padding,
+                    stride).squeeze(0)
+    if input.shape[2] != geo[-2] * geo[-1]:
+        raise RuntimeError(f"Given output_size=({h}, {w}), kernel_size={_pair(kernel_size)}, "
+                           f"dilation={_pair(dilation)}, padding={_pair(padding)}, "
+                           f"stride={_pair(stride)}, expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {geo[-2]} * "
+                           f"{geo[-1]} = {geo[-2] * geo[-1]}, but got "
+                           f"input.size(2)={input.shape[2]}.")
+    return Fold.apply(input, (h, w), geo)
+
+
+def _same_padding(size: tuple, kernel: tuple, dilation: tuple) -> tuple:
+    """Padding for padding='same' (stride 1): total d*(k-1), extra on the right."""
+    return tuple(d * (k - 1) for k, d in zip(kernel, dilation))
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation, as in every deep-learning library)."""
+    batched = input.dim() == 4
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
+                           f"input of size: {list(input.shape)}")
+    x = input if batched else input.unsqueeze(0)
+    n, c, h, w = x.shape
+    o, cg, kh, kw = weight.shape
+    if c != cg * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {cg * groups} channels, but got {c} channels instead")
+    if o % groups:
+        raise RuntimeError("out_channels must be divisible by groups")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"Input type ({input.dtype.name}) and weight type "
+                           f"({weight.dtype.name}) should be the same")
+    dilation = _pair(dilation)
+    stride = _pair(stride)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            if stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            total = _same_padding((h, w), (kh, kw), dilation)
+            left = tuple(t // 2 for t in total)
+            if any(t % 2 for t in total):
+                from ..nn.functional import pad
+                x = pad(x, (left[1], total[1] - left[1], left[0], total[0] - left[0]))
+                padding = (0, 0)
+            else:
+                padding = left
+        else:
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             "{'valid', 'same'}")
+    geo = _geometry(x.shape[2], x.shape[3], (kh, kw), stride, _pair(padding), dilation)
+    _check_geometry(x.shape[2], x.shape[3], geo, "conv2d")
+    oh, ow = geo[-2], geo[-1]
+    # One matrix product for the whole batch: (O, C*kh*kw) @ (C*kh*kw, N*L).
+    cols = UnfoldBatch.apply(x, geo)
+    if groups == 1:
+        out = matmul(weight.reshape(o, -1), cols)                      # (O, N*L)
+    else:
+        og = o // groups
+        cols_g = cols.reshape(groups, cg * kh * kw, n * oh * ow)
+        out = matmul(weight.reshape(groups, og, cg * kh * kw), cols_g)  # (G, og, N*L)
+    out = out.reshape(o, n, oh, ow).permute(1, 0, 2, 3)
+    if bias is not None:
+        out = out + bias.reshape(1, o, 1, 1)
+    return out if batched else out.squeeze(0)
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D convolution, run as a 2-D one over an image of height 1."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
+                           f"input of size: {list(input.shape)}")
+    s = stride[0] if isinstance(stride, (tuple, list)) else stride
+    d = dilation[0] if isinstance(dilation, (tuple, list)) else dilation
+    p = padding if isinstance(padding, str) else (
+        padding[0] if isinstance(padding, (tuple, list)) else padding)
+    x = input.unsqueeze(-2)
+    out = conv2d(x, weight.unsqueeze(-2), bias, (1, s), p if isinstance(p, str) else (0, p),
+                 (1, d), groups)
+    return out.squeeze(-2)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """The gradient of conv2d with respect to its input, used as a layer (``fold(W^T @ x)``)."""
+    if groups != 1:
+        raise RuntimeError("minitorch's conv_transpose2d supports groups=1 only")
+    n, c, h, w = input.shape
+    _, o, kh, kw = weight.shape
+    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
+    oph, opw = _pair(output_padding)
+    out_h = (h - 1) * sh - 2 * ph + dh * (kh - 1) + oph + 1
+    out_w = (w - 1) * sw - 2 * pw + dw * (kw - 1) + opw + 1
+    cols = matmul(weight.reshape(c, o * kh * kw).t(), input.reshape(n, c, h * w))
+    out = fold(cols, (out_h, out_w), (kh, kw), (dh, dw), (ph, pw), (sh, sw))
+    if bias is not None:
+        out = out + bias.reshape(1, o, 1, 1)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# pooling
+# ---------------------------------------------------------------------------
+class MaxPool2d(Function):
+    _backward_name = "MaxPool2DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, geo: tuple):
+        n, c, h, w = x.shape
+        oh, ow = geo[-2], geo[-1]
+        src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
+        out = _raw.empty((n, c, oh, ow), src.dtype, x.device)
+        from ..dtype import int64
+        idx = _raw.empty((n, c, oh, ow), int64, x.device)
+        x._backend.max_pool2d(_array4(src), geo, _array4(out), _array4(idx))
+        ctx.save_for_backward(idx)
+        ctx.in_shape = x.shape
+        ctx.mark_non_differentiable(idx)
+        return _raw.cast(out, x.dtype), idx
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor, _gi: Any = None):
+        (idx,) = ctx.saved_tensors
+        return MaxPool2dBackward.apply(g, idx, tuple(ctx.in_shape)), None
+
+
+class MaxPool2dBackward(Function):
+    _backward_name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, idx: Tensor, in_shape: tuple) -> Tensor:
+        ctx.save_for_backward(idx)
+        src = _raw.contiguous(_raw.cast(g, _raw.compute_dtype(g.dtype)))
+        out = _raw.empty(in_shape, src.dtype, g.device)
+        g._backend.max_pool2d_backward(_array4(src), _array4(_raw.contiguous(idx)),
+                                       _array4(out))
+        return _raw.cast(out, g.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, gg: Tensor):
+        (idx,) = ctx.saved_tensors
+        flat = gg.reshape(gg.shape[0], gg.shape[1], -1)
+        picked = flat.gather(2, idx.reshape(idx.shape[0], idx.shape[1], -1))
+        return picked.reshape(idx.shape), None, None
+
+
+def _pool_args(kernel_size: Any, stride: Any, padding: Any, dilation: Any) -> tuple:
+    kernel = _pair(kernel_size)
+    stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
+    return kernel, stride, _pair(padding), _pair(dilation)
+
+
+def _ceil_geometry(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple,
+                   dilation: tuple, ceil_mode: bool) -> tuple:
+    geo = list(_geometry(h, w, kernel, stride, padding, dilation))
+    if ceil_mode:
+        for axis, size in ((0, h), (1, w)):
+            k, s, p, d = kernel[axis], stride[axis], padding[axis], dilation[axis]
+            o = -(-(size + 2 * p - d * (k - 1) - 1) // s) + 1
+            # The last window must start inside the input or the left padding.
+            if (o - 1) * s >= size + p:
+                o -= 1
+            geo[8 + axis] = o
+    return tuple(geo)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """The largest value in each window; optionally with the flat indices of the winners."""
+    batched = input.dim() == 4
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, but "
+                           f"got: {list(input.shape)}")
+    x = input if batched else input.unsqueeze(0)
+    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, dilation)
+    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={padding[0]}, kernel_size={kernel[0]} and dilation="
+                           f"{dilation[0]}")
+    geo = _ceil_geometry(x.shape[2], x.shape[3], kernel, stride, padding, dilation, ceil_mode)
+    _check_geometry(x.shape[2], x.shape[3], geo, "max_pool2d")
+    out, idx = MaxPool2d.apply(x, geo)
+    if not batched:
+        out, idx = out.squeeze(0), idx.squeeze(0)
+    return (out, idx) if return_indices else out
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    k = kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size
+    s = k if stride is None else (stride[0] if isinstance(stride, (tuple, list)) else stride)
+    p = padding[0] if isinstance(padding, (tuple, list)) else padding
+    d = dilation[0] if isinstance(dilation, (tuple, list)) else dilation
+    result = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode,
+                        return_indices)
+    if return_indices:
+        return result[0].squeeze(-2), result[1].squeeze(-2)
+    return result.squeeze(-2)
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean of each window (padding counted as zeros unless ``count_include_pad=False``)."""
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, 1)
+    geo = _ceil_geometry(x.shape[2], x.shape[3], kernel, stride, padding, dilation, ceil_mode)
+    _check_geometry(x.shape[2], x.shape[3], geo, "avg_pool2d")
+    n, c, h, w = x.shape
+    oh, ow = geo[-2], geo[-1]
+    cols = Unfold.apply(x, geo).reshape(n, c, kernel[0] * kernel[1], oh * ow)
+    total = cols.sum(2)
+    if divisor_override is not None:
+        out = total / divisor_override
+    elif count_include_pad and not ceil_mode:
+        out = total / (kernel[0] * kernel[1])
+    else:
+        from .creation import ones
+        ones_img = ones(1, 1, h, w, dtype=x.dtype, device=x.device)
+        counts = Unfold.apply(ones_img, geo).sum(1)           # real pixels per window
+        if count_include_pad:
+            counts = _padded_counts(h, w, geo, x)
+        out = total / counts.reshape(1, 1, oh * ow)
+    out = out.reshape(n, c, oh, ow)
+    return out if batched else out.squeeze(0)
+
+
+def _padded_counts(h: int, w: int, geo: tuple, like: Tensor) -> Tensor:
+    """Window sizes counting padding but not the part beyond it (ceil_mode edges)."""
+    from .creation import ones
+    kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = geo
+    big = ones(1, 1, h + 2 * ph, w + 2 * pw, dtype=like.dtype, device=like.device)
+    geo2 = (kh, kw, sh, sw, 0, 0, dh, dw, oh, ow)
+    return Unfold.apply(big, geo2).sum(1)
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    k = kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size
+    s = k if stride is None else (stride[0] if isinstance(stride, (tuple, list)) else stride)
+    p = padding[0] if isinstance(padding, (tuple, list)) else padding
+    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode,
+                      count_include_pad).squeeze(-2)
+
+
+def _adaptive_ranges(size: int, out: int) -> list:
+    """PyTorch's adaptive windows: [floor(i*size/out), ceil((i+1)*size/out))."""
+    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a fixed output size, whatever the input size."""
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    n, c, h, w = x.shape
+    oh, ow = _pair(output_size) if output_size is not None else (h, w)
+    oh = h if oh is None else oh
+    ow = w if ow is None else ow
+    if h % oh == 0 and w % ow == 0:
+        # Equal windows: one ordinary average pool.
+        out = avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow))
+    else:
+        rows = [x[:, :, a:b, :].mean(2, keepdim=True) for a, b in _adaptive_ranges(h, oh)]
+        xr = cat(rows, 2)
+        cols = [xr[:, :, :, a:b].mean(3, keepdim=True) for a, b in _adaptive_ranges(w, ow)]
+        out = cat(cols, 3)
+    return out if batched else out.squeeze(0)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    n, c, h, w = x.shape
+    oh, ow = _pair(output_size)
+    rows = [x[:, :, a:b, :].amax(2, keepdim=True) for a, b in _adaptive_ranges(h, oh)]
+    xr = cat(rows, 2)
+    cols = [xr[:, :, :, a:b].amax(3, keepdim=True) for a, b in _adaptive_ranges(w, ow)]
+    out = cat(cols, 3)
+    if return_indices:
+        raise RuntimeError("adaptive_max_pool2d(return_indices=True) is not supported by "
+                           "minitorch")
+    return out if batched else out.squeeze(0)

@@ -1,0 +1,89 @@
+"""Adam and AdamW.
+
+Adam keeps running averages of the gradient (``m``, first moment) and of its
+square (``v``, second moment), corrects their start-up bias, and steps by
+``lr * m_hat / (sqrt(v_hat) + eps)``: a per-parameter step size.  AdamW
+applies weight decay directly to the parameter (``p *= 1 - lr * wd``)
+instead of adding it to the gradient, which works better with adaptive
+step sizes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from ..autograd.grad_mode import no_grad
+from ..dtype import float32
+from ..ops.creation import tensor, zeros_like
+from ..ops.fused import fused_update
+from .optimizer import Optimizer
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    _decoupled_default = False
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: Any = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: Any = None,
+                 decoupled_weight_decay: bool | None = None) -> None:
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if decoupled_weight_decay is None:
+            decoupled_weight_decay = self._decoupled_default
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    @no_grad()
+    def step(self, closure: Callable | None = None) -> Any:
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["step"] = tensor(0.0, dtype=float32)
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_avg_sq"] = zeros_like(p)
+                    if group["amsgrad"]:
+                        state["max_exp_avg_sq"] = zeros_like(p)
+                state["step"].add_(1)
+                step = float(state["step"].item())
+                fused_update("adam", p, p.grad,
+                             [state["exp_avg"], state["exp_avg_sq"],
+                              state.get("max_exp_avg_sq")],
+                             step, float(group["lr"]), float(beta1), float(beta2),
+                             float(group["eps"]), float(group["weight_decay"]),
+                             bool(group["amsgrad"]), bool(group["maximize"]),
+                             bool(group["decoupled_weight_decay"]))
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (default ``weight_decay=1e-2``)."""
+
+    _decoupled_default = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False, foreach: Any = None, capturable: bool = False,
+                 differentiable: bool = False, fused: Any = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

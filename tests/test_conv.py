@@ -1,0 +1,95 @@
+"""Convolution and pooling against direct NumPy references, with gradient checks."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import minitorch as torch
+from minitorch.nn import functional as F
+
+pytestmark = pytest.mark.nn
+
+
+def conv2d_ref(x, w, b, stride, padding, dilation, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    sh, sw = stride
+    ph, pw = padding
+    dh, dw = dilation
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for oc in range(o):
+        g = oc // og
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg, i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                           j * dw: j * dw + sw * (ow - 1) + 1: sw]
+                out[:, oc] += np.einsum("nchw,c->nhw", patch, w[oc, :, i, j])
+    if b is not None:
+        out += b.reshape(1, -1, 1, 1)
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 2), st.sampled_from([1, 2]), st.integers(1, 3), st.integers(1, 3),
+       st.integers(0, 2), st.integers(1, 2), st.integers(1, 2), st.booleans(), st.data())
+def test_conv2d_matches_reference(n, groups, cg, og, pad, stride, dil, bias, data):
+    kh = data.draw(st.integers(1, 3))
+    kw = data.draw(st.integers(1, 3))
+    h = data.draw(st.integers(dil * (kh - 1) + 1, 7))
+    w = data.draw(st.integers(dil * (kw - 1) + 1, 7))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, cg * groups, h, w))
+    wt = rng.standard_normal((og * groups, cg, kh, kw))
+    b = rng.standard_normal(og * groups) if bias else None
+    out = F.conv2d(torch.tensor(x), torch.tensor(wt), None if b is None else torch.tensor(b),
+                   stride, pad, dil, groups)
+    np.testing.assert_allclose(out.numpy(), conv2d_ref(x, wt, b, (stride, stride), (pad, pad),
+                                                      (dil, dil), groups), rtol=1e-10,
+                               atol=1e-10)
+
+
+def test_conv_gradcheck_and_double_backward():
+    rng = np.random.default_rng(1)
+    x = torch.tensor(rng.standard_normal((2, 2, 5, 4)), requires_grad=True)
+    w = torch.tensor(rng.standard_normal((3, 2, 3, 2)), requires_grad=True)
+    b = torch.tensor(rng.standard_normal(3), requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, w, b: F.conv2d(x, w, b, 2, 1), (x, w, b))
+    assert torch.autograd.gradgradcheck(lambda x, w: F.conv2d(x, w, padding=1), (x, w))
+
+
+def test_pooling_against_numpy_and_gradients():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 6, 6))
+    out = F.max_pool2d(torch.tensor(x), 2).numpy()
+    np.testing.assert_allclose(out, x.reshape(2, 3, 3, 2, 3, 2).max(axis=(3, 5)))
+    avg = F.avg_pool2d(torch.tensor(x), 3).numpy()
+    np.testing.assert_allclose(avg, x.reshape(2, 3, 2, 3, 2, 3).mean(axis=(3, 5)))
+    ad = F.adaptive_avg_pool2d(torch.tensor(x), (1, 1)).numpy()
+    np.testing.assert_allclose(ad[..., 0, 0], x.mean(axis=(2, 3)))
+    t = torch.tensor(x, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: F.max_pool2d(t, 3, 2, 1), (t,))
+    assert torch.autograd.gradcheck(lambda t: F.avg_pool2d(t, 2, 1, 1,
+                                                           count_include_pad=False), (t,))
+
+
+def test_unfold_fold_are_adjoint():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 2, 5, 5))
+    cols = rng.standard_normal((1, 2 * 9, 9))
+    u = F.unfold(torch.tensor(x), 3, padding=1, stride=2).numpy()
+    f = F.fold(torch.tensor(cols), (5, 5), 3, padding=1, stride=2).numpy()
+    # <unfold(x), cols> == <x, fold(cols)>: fold is the transpose of unfold.
+    assert np.sum(u * cols) == pytest.approx(np.sum(x * f))
+
+
+def test_conv_errors():
+    with pytest.raises(RuntimeError, match="channels"):
+        F.conv2d(torch.zeros(1, 3, 5, 5), torch.zeros(2, 2, 3, 3))
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        F.conv2d(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 3, 3))
+    with pytest.raises(RuntimeError, match="Expected 3D"):
+        F.conv2d(torch.zeros(5, 5), torch.zeros(1, 1, 3, 3))
