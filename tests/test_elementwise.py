@@ -391,23 +391,15 @@ def test_integer_and_bool_semantics(expr, expected, dtype):
     np.testing.assert_allclose(got.tolist(), expected, rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="uint8 results below zero become 0 instead of wrapping "
-                   "modulo 256: Numba unifies the int64/uint64 branches of scalar_ops.binary_int "
-                   "to float64 (minitorch/backends/scalar_ops.py)")
 def test_uint8_subtraction_wraps_around():
     assert (torch.tensor([1, 2], dtype=torch.uint8) - 3).tolist() == [254, 255]
 
 
-@pytest.mark.xfail(strict=True, reason="sign(nan) and sign(-0.) must be 0 as in PyTorch, not nan "
-                   "and -0. (SIGN in minitorch/backends/scalar_ops.py)")
 def test_sign_of_nan_and_negative_zero():
     assert torch.tensor([float("nan"), -0.0]).sign().tolist() == [0.0, 0.0]
     assert math.copysign(1.0, torch.tensor([-0.0]).sign().item()) == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="remainder computes x - floor(x / y) * y, which keeps the "
-                   "sign of x when x / y underflows to zero; PyTorch's fmod-then-adjust gives 2.0 "
-                   "(REMAINDER in minitorch/backends/scalar_ops.py)")
 def test_remainder_of_a_tiny_negative_number():
     assert torch.remainder(torch.tensor([-1e-45]), 2.0).item() == 2.0
 

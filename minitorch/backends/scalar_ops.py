@@ -155,11 +155,12 @@ def unary(op, x, p0, p1):
     elif op == TRUNC:
         return math.trunc(x)
     elif op == SIGN:
+        # PyTorch: sign(nan) and sign(-0.0) are both 0.
         if x > 0:
             return 1
         elif x < 0:
             return -1
-        return x * 0      # keeps 0 as 0 and NaN as NaN
+        return 0
     elif op == RECIPROCAL:
         return 1.0 / x
     elif op == LOG1P:
@@ -368,9 +369,14 @@ def binary(op, x, y):
             return math.nan
         return x - math.trunc(x / y) * y
     elif op == REMAINDER:
+        # Python's %: the result takes the divisor's sign.  Computed like NumPy,
+        # as fmod then a shift by y, which stays right when x / y underflows.
         if y == 0 or x != x or y != y:
             return math.nan
-        return x - math.floor(x / y) * y
+        r = x - math.trunc(x / y) * y
+        if r != 0 and (r < 0) != (y < 0):
+            r += y
+        return r
     elif op == FLOOR_DIVIDE:
         q = x / y
         if q != q or q == math.inf or q == -math.inf:
@@ -428,6 +434,11 @@ BINARY_INT_OPS = (ADD, SUB, MUL, MAXIMUM, MINIMUM, FMOD, REMAINDER, FLOOR_DIVIDE
 
 def unary_int(op, x):
     """Unary ops that keep integers integers."""
+    # Widen to int64 first (``x + 0`` does it for every integer type): then
+    # every branch returns int64, and storing into a narrower output (uint8,
+    # int32) wraps around as in PyTorch.  Without it Numba would unify an
+    # unsigned branch with a signed one into float64.
+    x = x + 0
     if op == NEG:
         return -x
     elif op == ABS:
@@ -448,7 +459,10 @@ def binary_int(op, x, y):
 
     Division by zero is checked by the caller before the kernel runs (PyTorch
     raises "ZeroDivisionError"), so ``//`` and ``%`` here never see y == 0.
+    Operands are widened to int64 first, as in :func:`unary_int`.
     """
+    x = x + 0
+    y = y + 0
     if op == ADD:
         return x + y
     elif op == SUB:

@@ -170,6 +170,9 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     target = getitem(self, key)
     if isinstance(value, Tensor):
         from ..layout import broadcast_shapes
+        # PyTorch drops leading size-1 dims of the value first: b[0] = ones(1, 3).
+        while value.dim() > target.dim() and value._shape[0] == 1:
+            value = value.squeeze(0)
         if broadcast_shapes(value._shape, target._shape) != target._shape:
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(value._shape)} "
                                f"cannot be broadcast to indexing result of shape "

@@ -477,6 +477,8 @@ def resize_(self: Tensor, *sizes: Any) -> Tensor:
     shape = check_shape(vw._shape_arg(sizes))
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    if shape == self._shape:
+        return self            # same shape: nothing changes, strides included
     needed = self._offset + numel(shape)
     if needed * self.dtype.itemsize > self._storage.nbytes():
         self._storage.resize_(needed * self.dtype.itemsize)

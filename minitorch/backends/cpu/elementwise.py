@@ -35,6 +35,14 @@ from .. import scalar_ops
 
 CHUNK = 16384  # elements per parallel task on the strided path
 
+# Numba's disk cache decides whether a kernel is stale by hashing THIS file's
+# text only; it does not notice edits to scalar_ops.py, whose functions are
+# compiled into the kernels below.  So this file carries scalar_ops.py's
+# hash: editing scalar_ops.py means updating this line, which changes this
+# file and invalidates its cached kernels.  tests/test_kernel_cache.py fails
+# (and prints the new value) when the two disagree.
+SCALAR_OPS_SHA256 = "1a4a83cdc22e59abf055fd160ce9a7f7127c92bc2cd64a470dd9c88012de20b0"
+
 # The kernels use NumPy's error model: 1.0/0.0 is inf, not ZeroDivisionError.
 _JIT = dict(cache=True, error_model="numpy")
 _PARALLEL = dict(parallel=True, cache=True, error_model="numpy")
