@@ -222,6 +222,29 @@ def test_cli_checkpoint_and_resume_flags(tmp_path):
     assert len(torch.load(ckpt)["history"]) == 2
 
 
+def test_cli_plot_writes_a_png(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib is in the test extra; installed by CI")
+    out = tmp_path / "curves.png"
+    res = CliRunner().invoke(main, ["train", "xor", "--epochs", "3", "--no-progress",
+                                    "--plot", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_plot_without_matplotlib_says_how_to_install(tmp_path, monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("no matplotlib here")
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    res = CliRunner().invoke(main, ["train", "xor", "--epochs", "1", "--no-progress",
+                                    "--plot", str(tmp_path / "c.png")])
+    assert res.exit_code != 0 and "pip install" in res.output
+
+
 def test_cli_errors():
     runner = CliRunner()
     res = runner.invoke(main, ["train", "mnist", "--resume"])
