@@ -21,10 +21,10 @@ from .device import device, get_default_device, set_default_device
 from .dtype import (bool_ as bool, double, dtype, float, float16, float32, float64, get_default_dtype,  # noqa: A001
                     half, int, int8, int16, int32, int64, long, promote_types, result_type,
                     set_default_dtype, short, uint8, can_cast)
-from .layout import broadcast_shapes
+from .layout import broadcast_shapes as _broadcast_shapes
 from ._printing import get_printoptions, set_printoptions
 from .storage import TypedStorage, UntypedStorage
-from .tensor import Size, Tensor
+from .tensor import Size, Tensor, strided
 from . import ops
 from .ops.creation import (Generator, arange, as_tensor, asarray, bernoulli, default_generator,
                            empty, empty_like, empty_strided, eye, from_numpy, full, full_like,
@@ -65,7 +65,11 @@ from .ops.sorting import argsort, kthvalue, median, msort, sort, topk, unique
 
 __version__ = "0.1.0"
 
-strided = "minitorch.strided"
+
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape that tensors of all ``shapes`` broadcast to (see layout.broadcast_shapes)."""
+    return Size(_broadcast_shapes(*shapes))
 
 
 def is_tensor(obj) -> "bool":

@@ -29,7 +29,7 @@ def main() -> None:
               help="Passes over the training set (default: 10 for mnist, 100 for 2-D tasks).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Learning rate (default for adam: 1e-3 on mnist, 1e-2 on 2-D tasks; "
+              help="Learning rate (default for adam: 2e-3 on mnist, 1e-2 on 2-D tasks; "
                    "for sgd: 0.05).")
 @click.option("--optimizer", type=click.Choice(["adam", "sgd"]), default="adam",
               show_default=True)
@@ -60,13 +60,20 @@ def train(task: str, model: str, epochs: int | None, batch_size: int, lr: float 
         raise click.UsageError("--resume needs --checkpoint PATH")
     if device.startswith("cuda"):
         from . import cuda
+        from .device import as_device
+        try:
+            index = as_device(device).index
+        except (RuntimeError, TypeError) as e:
+            raise click.UsageError(f"--device {device}: {e}") from None
         if not cuda.is_available():
-            raise click.UsageError(f"--device {device}: no CUDA device is available to "
-                                   "minitorch (use --device cpu)")
+            raise click.UsageError(f"--device {device}: {cuda.NO_CUDA_MESSAGE}")
+        if index >= cuda.device_count():
+            raise click.UsageError(f"--device {device}: minitorch sees "
+                                   f"{cuda.device_count()} CUDA device(s)")
     if epochs is None:
         epochs = 10 if task == "mnist" else 100
     if lr is None:
-        lr = (1e-3 if task == "mnist" else 1e-2) if optimizer == "adam" else 0.05
+        lr = (2e-3 if task == "mnist" else 1e-2) if optimizer == "adam" else 0.05
     cfg = TrainConfig(task=task, model=model, epochs=epochs, batch_size=batch_size, lr=lr,
                       optimizer=optimizer, schedule=schedule, seed=seed, device=device,
                       data_dir=data_dir,
@@ -110,7 +117,49 @@ def info() -> None:
     click.echo(f"numba threads: {numba.get_num_threads()}")
     cache = os.environ.get("NUMBA_CACHE_DIR") or "__pycache__ next to each kernel module"
     click.echo(f"numba cache: {cache}")
-    click.echo(f"cuda available: {cuda.is_available()} ({cuda.device_count()} devices)")
+    count = cuda.device_count()
+    names = ", ".join(cuda.get_device_name(i) for i in range(count))
+    click.echo(f"cuda available: {count > 0} ({count} devices{': ' + names if names else ''})")
+
+
+@main.command()
+@click.option("--quick", is_flag=True, help="A fast subset of the workloads, fewer samples.")
+@click.option("--filter", "pattern", default=None, metavar="TEXT",
+              help="Only the workloads whose name contains TEXT (e.g. matmul, conv2d, train).")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="Threads for minitorch (numba.set_num_threads) and PyTorch "
+                   "(torch.set_num_threads). NumPy's OpenBLAS fixes its count at import: for "
+                   "one-thread comparisons also start with OPENBLAS_NUM_THREADS=1 "
+                   "NUMBA_NUM_THREADS=1.")
+@click.option("--cold", is_flag=True,
+              help="Also measure start-up in fresh processes: import and the first LeNet step "
+                   "with an empty Numba cache, then with the warm cache (slow: it compiles).")
+@click.option("--no-torch", is_flag=True, help="Compare with NumPy alone.")
+@click.option("--repeats", type=click.IntRange(min=1), default=None,
+              help="Samples per library and workload (default 21, 7 with --quick).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
+@click.option("--tiny", is_flag=True, hidden=True, help="Tiny sizes, for the tests.")
+def bench(quick: bool, pattern: str | None, threads: int | None, cold: bool, no_torch: bool,
+          repeats: int | None, as_json: bool, tiny: bool) -> None:
+    """Time the same workloads in minitorch, NumPy and PyTorch; print medians and ratios."""
+    import json
+
+    from . import bench as benchmarks
+
+    def progress(name: str) -> None:
+        click.echo(f"  measuring {name} ...", err=True)
+    try:
+        report = benchmarks.benchmark(quick=quick, pattern=pattern, threads=threads, cold=cold,
+                                      use_torch=not no_torch, tiny=tiny, repeats=repeats,
+                                      progress=progress)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    if not report["results"] and not report["startup"]:
+        raise click.ClickException(f"no workload matches --filter {pattern!r}")
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(benchmarks.format_report(report))
 
 
 if __name__ == "__main__":

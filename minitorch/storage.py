@@ -27,7 +27,10 @@ def buffer_data_ptr(buf: Any) -> int:
     """The address of element 0 of a NumPy array or a CUDA device array."""
     if isinstance(buf, np.ndarray):
         return buf.__array_interface__["data"][0]
-    return buf.__cuda_array_interface__["data"][0]
+    try:
+        return buf.__cuda_array_interface__["data"][0]
+    except AttributeError:      # Numba's CUDA simulator: device arrays wrap NumPy arrays
+        return buf.__array_interface__["data"][0]
 
 
 class UntypedStorage:
@@ -50,7 +53,8 @@ class UntypedStorage:
         return from_numpy_dtype(self._data.dtype)
 
     def element_size(self) -> int:
-        return self._data.dtype.itemsize
+        """1: an untyped storage counts bytes (the typed buffer is our detail)."""
+        return 1
 
     def nbytes(self) -> int:
         return self._data.shape[0] * self._data.dtype.itemsize
@@ -70,11 +74,12 @@ class UntypedStorage:
 
     def resize_(self, nbytes: int) -> "UntypedStorage":
         """Grow or shrink the buffer in place; old elements are kept, new ones are zero."""
-        n = nbytes // self.element_size()
+        n = nbytes // self._data.dtype.itemsize
         if n == self._data.shape[0]:
             return self
         if self.device.type != "cpu":
-            raise RuntimeError("resize_ of a CUDA storage is not supported")
+            raise RuntimeError("UntypedStorage.resize_ of a CUDA storage is not supported "
+                               "(Tensor.resize_ grows one)")
         new = np.zeros(n, dtype=self._data.dtype)
         keep = min(n, self._data.shape[0])
         new[:keep] = self._data[:keep]
@@ -117,7 +122,7 @@ class TypedStorage:
         return self._untyped.data_ptr()
 
     def element_size(self) -> int:
-        return self._untyped.element_size()
+        return self._untyped._data.dtype.itemsize
 
     def nbytes(self) -> int:
         return self._untyped.nbytes()

@@ -210,8 +210,8 @@ class Tensor:
         self._version_counter.value += 1
 
     @property
-    def layout(self) -> str:
-        return "minitorch.strided"
+    def layout(self) -> "LayoutType":
+        return strided
 
     def get_device(self) -> int:
         return -1 if self.device.type == "cpu" else self.device.index
@@ -323,6 +323,10 @@ class Tensor:
         return self._host_array()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self.device.type != "cpu":
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use "
+                "Tensor.cpu() to copy the tensor to host memory first.")
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -419,6 +423,21 @@ class Tensor:
         if self.dim() == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)   # TypeError for a non-empty spec, like PyTorch
+
+
+class LayoutType:
+    """How a tensor's elements are laid out; minitorch has only ``strided``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"minitorch.{self.name}"
+
+
+strided = LayoutType("strided")
 
 
 class Size(tuple):

@@ -249,5 +249,6 @@ def test_cli_errors():
     runner = CliRunner()
     res = runner.invoke(main, ["train", "mnist", "--resume"])
     assert res.exit_code != 0 and "--checkpoint" in res.output
-    res = runner.invoke(main, ["train", "mnist", "--device", "cuda"])
+    # No such CUDA device (with or without a GPU or the CUDA simulator).
+    res = runner.invoke(main, ["train", "mnist", "--device", "cuda:99"])
     assert res.exit_code != 0 and "CUDA" in res.output

@@ -2,7 +2,8 @@
 
 The layers above never call Numba.  They hand a backend *operands*, each a
 buffer plus the header that says how to read it, and the backend runs the
-loop.  The interface every backend provides (see ``cpu/backend.py``):
+loop.  The interface every backend provides (``cpu/backend.py``,
+``cuda/backend.py``):
 
 =========================  =====================================================
 ``allocate(n, dt)``        a new flat buffer of ``n`` elements of NumPy dtype ``dt``
@@ -43,9 +44,18 @@ class Operand(NamedTuple):
 
 
 def get_backend(device: Any):
-    """The kernel module for a device ('cpu' or 'cuda')."""
+    """The kernel module for a device ('cpu' or 'cuda').
+
+    The CUDA backend (and with it ``numba.cuda``) is imported on first use,
+    and the device is made current (``cuda:N`` must exist).
+    """
     if device.type == "cpu":
         from .cpu import backend
         return backend
-    from .cuda import backend as cuda_backend  # noqa: F401  (imports numba.cuda lazily)
+    try:
+        from .cuda import backend as cuda_backend  # imports numba.cuda on first use
+    except ImportError as e:
+        from ..cuda import NO_CUDA_MESSAGE
+        raise RuntimeError(f"{NO_CUDA_MESSAGE} (importing numba.cuda failed: {e})") from None
+    cuda_backend.activate(device.index or 0)
     return cuda_backend

@@ -147,8 +147,9 @@ def train(cfg: TrainConfig, echo: Callable[[str], None] = print,
     for epoch in range(start_epoch, cfg.epochs):
         if perm is None or start_batch == 0:
             perm = randperm(n, device="cpu")
-        # Each batch is taken with one index_select (not sample by sample).
-        batches = [perm[b * cfg.batch_size:(b + 1) * cfg.batch_size]
+        # Each batch is taken with one index_select (not sample by sample).  The
+        # order is drawn on the CPU (the same on every device), then moved to the data.
+        batches = [perm[b * cfg.batch_size:(b + 1) * cfg.batch_size].to(xs.device)
                    for b in range(start_batch, n_batches)]
         loader = ((xs.index_select(0, idx), ys.index_select(0, idx)) for idx in batches)
         t0 = time.perf_counter()

@@ -13,3 +13,5 @@ from .modules import (
     Softmin, Softplus, Softsign, Tanh, Tanhshrink, Threshold, Unflatten,
 )
 from .parameter import Parameter, UninitializedParameter
+from . import parallel  # noqa: E402  (data parallelism over devices)
+from .parallel import DataParallel  # noqa: E402

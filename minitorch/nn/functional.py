@@ -224,7 +224,8 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
     b = -a * alpha_p * p
     with no_grad():
-        keep = bernoulli(full(tuple(input.shape), 1.0 - p, dtype=input.dtype))
+        keep = bernoulli(full(tuple(input.shape), 1.0 - p, dtype=input.dtype,
+                              device=input.device))
     return (input * keep + alpha_p * (1 - keep)) * a + b
 
 

@@ -69,8 +69,16 @@ def broadcast_operand(t: Tensor, shape: tuple) -> Operand:
 
 
 def scalar_operand(value: Any, dt: dtype, shape: tuple, backend: Any) -> Operand:
-    """A Python number as a one-element buffer read with stride 0 everywhere."""
-    buf = backend.from_host(np.array([value]).astype(dt.np))
+    """A Python number as a one-element buffer read with stride 0 everywhere.
+
+    Kernels only read it, so a backend may hand out a cached buffer
+    (``scalar_buffer``: the CUDA backend saves a copy to the device per use).
+    """
+    cached = getattr(backend, "scalar_buffer", None)
+    if cached is not None:
+        buf = cached(value, dt.np)
+    else:
+        buf = backend.from_host(np.array([value]).astype(dt.np))
     return Operand(buf, shape, (0,) * len(shape), 0)
 
 

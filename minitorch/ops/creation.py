@@ -397,10 +397,38 @@ class Generator:
 
 default_generator = Generator()
 
+# One default generator per CUDA device, as in PyTorch (``minitorch.cuda.manual_seed``),
+# made on first use and started at ``_cuda_seed``.  Every generator computes the same
+# stream from the same seed, so a seed gives the same numbers on every device.
+_cuda_generators: dict = {}
+_cuda_seed = default_generator.initial_seed()
+
+
+def cuda_generator(device: Any) -> Generator:
+    """The default generator of a CUDA device (``minitorch.cuda.default_generators``)."""
+    dev = as_device(device)
+    gen = _cuda_generators.get(dev)
+    if gen is None:
+        gen = _cuda_generators[dev] = Generator(dev).manual_seed(_cuda_seed)
+    return gen
+
+
+def seed_cuda(seed: int, device: Any = None) -> None:
+    """Seed the default generator of one CUDA device, or (``device=None``) of all of them."""
+    global _cuda_seed
+    if device is not None:
+        cuda_generator(device).manual_seed(seed)
+        return
+    _cuda_seed = Generator().manual_seed(seed).initial_seed()
+    for gen in _cuda_generators.values():
+        gen.manual_seed(seed)
+
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator (all devices share it in minitorch)."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generators of the CPU and of every CUDA device (as PyTorch does)."""
+    default_generator.manual_seed(seed)
+    seed_cuda(seed)
+    return default_generator
 
 
 def seed() -> int:
@@ -419,8 +447,17 @@ def set_rng_state(state: Tensor) -> None:
     default_generator.set_state(state)
 
 
-def _gen(generator: Generator | None) -> Generator:
-    return default_generator if generator is None else generator
+def _gen(generator: Generator | None, device: Any = None) -> Generator:
+    """The generator to draw from for a tensor on ``device`` (checked against ``generator``)."""
+    dev = as_device(device) if device is not None else None
+    if generator is None:
+        if dev is not None and dev.type == "cuda":
+            return cuda_generator(dev)
+        return default_generator
+    if dev is not None and generator.device.type != dev.type:
+        raise RuntimeError(f"Expected a '{dev.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator
 
 
 def _float_factory(size: tuple, dtype: Any, device: Any) -> Tensor:
@@ -446,7 +483,7 @@ def _fill_random(out: Tensor, kind: str, generator: Generator | None, *params: A
     work = out if direct else Tensor._empty(out._shape, work_dt, out.device)
     from ..backends.cpu import random as rk
     counters = rk.normal_counters(n) if kind == "normal" else n
-    seed, offset = _gen(generator)._take(counters)
+    seed, offset = _gen(generator, out.device)._take(counters)
     buf = work._storage._data[work._offset:work._offset + n]
     backend.random_fill(kind, buf, seed, offset, *params)
     if not direct:
@@ -494,7 +531,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     dt = as_dtype(dtype) if dtype is not None else int64
     work = Tensor._empty((n,), int64, as_device(device))
     if n:
-        seed, offset = _gen(generator)._take(n)
+        seed, offset = _gen(generator, work.device)._take(n)
         work._backend.random_fill("randperm", work._storage._data, seed, offset)
     return _finish(work if dt is int64 else work.to(dt), requires_grad)
 
@@ -537,7 +574,7 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = Non
     work = Tensor._empty(input._shape, bool_, input.device)
     n = work.numel()
     if n:
-        seed, offset = _gen(generator)._take(n)
+        seed, offset = _gen(generator, work.device)._take(n)
         if probs is None:
             work._backend.random_fill("bernoulli_scalar", work._storage._data, seed, offset,
                                       float(p))
@@ -571,8 +608,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     rows = host.shape[0]
     out = Tensor._empty((rows, num_samples), int64, input.device)
     from ..backends.cpu import random as rk
-    seed, offset = _gen(generator)._take(rk.multinomial_counters(rows, k, num_samples,
-                                                                replacement))
+    seed, offset = _gen(generator, out.device)._take(
+        rk.multinomial_counters(rows, k, num_samples, replacement))
     out._backend.random_fill("multinomial", out._storage._data.reshape(rows, num_samples), seed,
                              offset, np.ascontiguousarray(host), num_samples, bool(replacement))
     return out.reshape(num_samples) if input.dim() == 1 else out

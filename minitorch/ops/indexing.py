@@ -376,6 +376,7 @@ def _dim_size(x: Tensor, dim: int) -> int:
 
 def _prepare_gather_index(name: str, x: Tensor, dim: int, index: Tensor) -> Tensor:
     """Dtype, shape and bounds checks shared by gather and the scatters."""
+    _raw.check_same_device(x, index)
     _check_dtype(index, (int64, int32), lambda: RuntimeError(
         f"{name}(): Expected dtype int32/int64 for index"))
     index = as_index(index)
@@ -508,6 +509,7 @@ def _scatter_args(name: str, input: Tensor, dim: int, index: Tensor, src: Any, v
         raise TypeError(f"{name}() missing required argument 'src' or 'value'")
     d = normalize_dim(dim, input.dim())
     idx = _prepare_gather_index(name, input, d, index)
+    _raw.check_same_device(input, src)
     if isinstance(src, Tensor):
         if src.dtype is not input.dtype:
             raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
@@ -643,6 +645,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
     d = normalize_dim(dim, input.dim())
     _check_dtype(index, (int64, int32), lambda: RuntimeError(
         "index_select(): Expected dtype int32 or int64 for index"))
+    _raw.check_same_device(input, index)
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if input.dim() == 0 and index.numel() != 1:
@@ -705,6 +708,7 @@ class IndexAdd(Function):
 
 def _index_add_args(input: Tensor, dim: int, index: Tensor, source: Tensor) -> tuple:
     d = normalize_dim(dim, input.dim())
+    _raw.check_same_device(input, index, source)
     _check_dtype(index, (int64, int32), lambda: RuntimeError(
         f"index_add_(): Expected dtype int32/int64 for index but got: "
         f"{_type_name(index.dtype)}"))
@@ -771,6 +775,7 @@ class IndexCopy(Function):
 
 def _index_copy_args(input: Tensor, dim: int, index: Tensor, source: Tensor) -> tuple:
     d = normalize_dim(dim, input.dim())
+    _raw.check_same_device(input, index, source)
     _check_dtype(index, (int64,), lambda: RuntimeError(
         f"index_copy_(): Expected a long tensor for index, but got {_type_name(index.dtype)}"))
     if index.dim() > 1:
@@ -856,6 +861,7 @@ class IndexFillTensor(Function):
 
 def _index_fill_args(input: Tensor, dim: int, index: Tensor, value: Any) -> tuple:
     d = normalize_dim(dim, input.dim())
+    _raw.check_same_device(input, index)
     _check_dtype(index, (int64,), lambda: IndexError(
         "index_fill_(): Expected dtype int64 for index."))
     if index.dim() > 1:
@@ -986,6 +992,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     """In-place :func:`masked_fill`; ``mask`` must broadcast to ``self``'s shape."""
     _masked_fill_args(mask, value)
+    _raw.check_same_device(self, mask)
     shape = broadcast_shapes(self._shape, mask._shape)
     if shape != self._shape:
         raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast "
@@ -1080,6 +1087,7 @@ def _masked_scatter_args(input: Tensor, mask: Any, source: Any) -> None:
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{_type_name(input.dtype)} and {_type_name(source.dtype)}")
+    _raw.check_same_device(input, mask, source)
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
@@ -1132,6 +1140,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     """``input`` read as if flattened to 1-D, at the positions in ``index`` (``index``'s shape)."""
     _check_dtype(index, (int64,), lambda: RuntimeError(
         f"take(): Expected a long tensor for index, but got {_type_name(index.dtype)}"))
+    _raw.check_same_device(input, index)
     n = input.numel()
     if n == 0 and index.numel():
         raise IndexError("take(): tried to take from an empty tensor")
@@ -1155,6 +1164,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
     _check_dtype(indices, (int64,), lambda: RuntimeError(
         f"torch.take_along_dim(): dtype of indices should be Long but got "
         f"{_type_name(indices.dtype)}"))
+    _raw.check_same_device(input, indices)
     if dim is None:
         return _write_out(gather(input.reshape(-1), 0, indices.reshape(-1)), out)
     if input.dim() != indices.dim():
@@ -1261,6 +1271,7 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
     """
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
+    _raw.check_same_device(weight, indices)
     _check_dtype(indices, (int64, int32), lambda: RuntimeError(
         f"Expected tensor for argument #1 'indices' to have one of the following scalar "
         f"types: Long, Int; but got {indices.type()} instead (while checking arguments for "

@@ -134,7 +134,14 @@ Tensor.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
 Tensor.__neg__ = ew.neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = ew.abs
-Tensor.__invert__ = ew.bitwise_not
+def _invert(self: Tensor) -> Tensor:
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return ew.bitwise_not(self)
+
+
+Tensor.__invert__ = _invert
 Tensor.__and__ = _binary_operator(lambda a, b: ew.bitwise_and(a, b))
 Tensor.__rand__ = _binary_operator(lambda a, b: ew.bitwise_and(a, b))
 Tensor.__or__ = _binary_operator(lambda a, b: ew.bitwise_or(a, b))
@@ -257,7 +264,8 @@ def bernoulli_(self: Tensor, p: float = 0.5, *, generator: Any = None) -> Tensor
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     with _nograd():
-        u = creation.rand(self._shape, dtype=self.dtype, generator=generator)
+        u = creation.rand(self._shape, dtype=self.dtype, device=self.device,
+                          generator=generator)
         _raw.copy_into(self, -(1 - u).log() / lambd)
         _bump(self)
     return self
@@ -481,10 +489,27 @@ def resize_(self: Tensor, *sizes: Any) -> Tensor:
         return self            # same shape: nothing changes, strides included
     needed = self._offset + numel(shape)
     if needed * self.dtype.itemsize > self._storage.nbytes():
-        self._storage.resize_(needed * self.dtype.itemsize)
+        _grow_storage(self, needed * self.dtype.itemsize)
     self._shape = shape
     self._stride = contiguous_strides(shape)
     return self
+
+
+def _grow_storage(t: Tensor, nbytes: int) -> None:
+    """Grow ``t``'s storage in place to ``nbytes`` (old elements kept, new ones zero)."""
+    st = t._storage
+    if st.device.type == "cpu":
+        st.resize_(nbytes)
+        return
+    # A device buffer cannot grow: copy it into a bigger one with the backend's kernels.
+    from ..backends import Operand
+    backend = t._backend
+    old = st._data
+    n_old = old.shape[0]
+    new = backend.zeros(nbytes // old.dtype.itemsize, old.dtype)
+    if n_old:
+        backend.copy(Operand(old, (n_old,), (1,), 0), Operand(new, (n_old,), (1,), 0))
+    st._data = new
 
 
 def resize_as_(self: Tensor, other: Tensor) -> Tensor:

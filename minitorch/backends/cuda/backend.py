@@ -1,0 +1,748 @@
+"""The CUDA backend: the interface of ``cpu/backend.py``, over ``numba.cuda`` device arrays.
+
+Every function here takes the same arguments as its CPU twin and plans the
+call the same way: merge the dims that all operands walk in step
+(:func:`minitorch.layout.coalesce`), run the contiguous kernel if what is
+left is one run of memory, else the strided kernel.  The difference is the
+launch: ``kernel[blocks, threads](args)`` (see ``launch.py``) instead of a
+call, and buffers that are device arrays (``cuda.device_array``) instead of
+NumPy arrays.  Shapes and strides travel as tuples with the launch.
+
+A kernel launch returns at once and the GPU runs the kernels in order;
+the host waits only where it needs a value (``to_host``, ``index_bounds``,
+the count of a mask), which is where PyTorch synchronises too.
+
+Which GPU: :func:`activate` makes the device of a tensor the current one
+before its kernels run (``get_backend`` calls it).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+import weakref
+
+import numpy as np
+from numba import cuda
+
+from ...layout import coalesce, contiguous_strides, is_contiguous, numel
+from .. import Operand
+from . import conv as cv
+from . import elementwise as ew
+from . import index as ix
+from . import matmul as mm
+from . import optim as ok
+from . import random as rk
+from . import reduce as rd
+from . import sort as sk
+from .launch import SIMULATOR, grid
+
+_F16 = np.dtype(np.float16)
+_I64 = np.dtype(np.int64)
+
+
+# ---------------------------------------------------------------------------
+# devices and memory
+# ---------------------------------------------------------------------------
+_active: int | None = None          # the device whose context is current
+_allocated: dict = {}               # device index -> bytes held by live buffers
+
+
+def activate(index: int) -> None:
+    """Make CUDA device ``index`` current (checked: it must exist)."""
+    global _active
+    if index == _active:
+        return
+    from ... import cuda as mt_cuda
+    count = mt_cuda.device_count()
+    if count == 0:
+        raise RuntimeError(mt_cuda.NO_CUDA_MESSAGE)
+    if index >= count:
+        raise RuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} was requested "
+                           f"but {count} CUDA device{'s are' if count > 1 else ' is'} "
+                           "available")
+    cuda.select_device(index)
+    _active = index
+
+
+def active_device() -> int:
+    return 0 if _active is None else _active
+
+
+def _owner(buf):
+    """The object whose lifetime is the allocation's (kept alive by reshaped views)."""
+    return buf._ary if SIMULATOR else buf.gpu_data
+
+
+def _release(device: int, nbytes: int) -> None:
+    _allocated[device] = _allocated.get(device, 0) - nbytes
+
+
+def _track(buf):
+    nbytes = buf.size * buf.dtype.itemsize
+    if nbytes:
+        dev = active_device()
+        try:
+            weakref.finalize(_owner(buf), _release, dev, nbytes)
+        except TypeError:       # no weak references: not counted
+            return buf
+        _allocated[dev] = _allocated.get(dev, 0) + nbytes
+    return buf
+
+
+def memory_allocated(device: int) -> int:
+    """Bytes held by the buffers this backend allocated on ``device`` that are still alive."""
+    return _allocated.get(device, 0)
+
+
+def empty_cache() -> None:
+    """Free the memory whose release Numba has deferred (no-op on the simulator)."""
+    if not SIMULATOR and _active is not None:
+        cuda.current_context().deallocations.clear()
+
+
+def synchronize() -> None:
+    cuda.synchronize()
+
+
+# ---------------------------------------------------------------------------
+# buffers
+# ---------------------------------------------------------------------------
+def allocate(n: int, dtype: np.dtype):
+    return _track(cuda.device_array(n, dtype))
+
+
+def zeros(n: int, dtype: np.dtype):
+    buf = allocate(n, dtype)
+    if n:
+        _launch(ew.fill_contiguous, n, buf, 0, n, _scalar(0, buf.dtype))
+    return buf
+
+
+def from_host(arr: np.ndarray):
+    """A new device buffer holding a copy of the NumPy array ``arr``."""
+    return _track(cuda.to_device(np.ascontiguousarray(arr)))
+
+
+_SCALARS: dict = {}      # (device, dtype, bytes) -> one-element device buffer
+
+
+def scalar_buffer(value, dtype: np.dtype):
+    """A one-element device buffer holding ``value``, for kernels to *read* (it is cached).
+
+    ``x * 0.5`` passes the 0.5 to the kernel as a buffer read with stride 0;
+    caching the buffer saves an allocation and a copy to the device each time.
+    """
+    host = np.array([value]).astype(dtype)
+    key = (active_device(), host.dtype.str, host.tobytes())
+    buf = _SCALARS.get(key)
+    if buf is None:
+        if len(_SCALARS) >= 1024:
+            _SCALARS.clear()
+        buf = _SCALARS[key] = from_host(host)
+    return buf
+
+
+def to_host(data) -> np.ndarray:
+    return data.copy_to_host()
+
+
+def to_numpy(op: Operand) -> np.ndarray:
+    """A NumPy array (a copy, on the host) with the operand's elements."""
+    n = numel(op.shape)
+    if n == 0:
+        return np.empty(op.shape, op.data.dtype)
+    if not is_contiguous(op.shape, op.strides):
+        tmp = allocate(n, op.data.dtype)
+        copy(op, Operand(tmp, op.shape, contiguous_strides(op.shape), 0))
+        op = Operand(tmp, op.shape, contiguous_strides(op.shape), 0)
+    return op.data[op.offset: op.offset + n].copy_to_host().reshape(op.shape)
+
+
+def num_threads() -> int:
+    from .launch import MAX_BLOCKS, THREADS
+    return MAX_BLOCKS * THREADS
+
+
+# ---------------------------------------------------------------------------
+# launching
+# ---------------------------------------------------------------------------
+def _launch(kernel, n: int, *args) -> None:
+    """Run ``kernel`` with enough threads for ``n`` work items (grid-stride loops do the rest)."""
+    blocks, threads = grid(n)
+    if SIMULATOR:
+        _simulate(kernel[blocks, threads], args)
+    else:
+        kernel[blocks, threads](*args)
+
+
+def _simulate(configured, args) -> None:
+    """Run a kernel on the simulator, which runs each GPU thread as a Python thread.
+
+    Simulated kernels compute with NumPy scalars, which warn on overflow and
+    division by zero where compiled kernels follow IEEE rules silently: the
+    warnings are hidden.  The simulator's scheduler polls its threads in a
+    loop, so each ``cuda.syncthreads()`` costs a few of the interpreter's
+    thread switches: a short switch interval makes the tiled matmul ten
+    times faster there.
+    """
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            configured(*args)
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _tuple(t) -> tuple:
+    return tuple(int(v) for v in t)
+
+
+def _plan(shape, *strides):
+    """Coalesced shape and strides (tuples); a single element becomes shape (1,), stride 1."""
+    cshape, cstrides = coalesce(shape, *strides)
+    if not cshape:
+        return (1,), tuple((1,) for _ in strides)
+    return _tuple(cshape), tuple(_tuple(s) for s in cstrides)
+
+
+def _one_run(shape, out_st, *in_st) -> bool:
+    """Is the coalesced plan one run: out stride 1, each input stride 1 or 0 (a repeated value)?"""
+    return len(shape) == 1 and out_st[0] == 1 and all(s[0] in (0, 1) for s in in_st)
+
+
+def _scalar(value, dtype: np.dtype):
+    """``value`` as a kernel argument of ``dtype`` (float16 travels as float32)."""
+    dt = np.dtype(np.float32) if dtype == _F16 else dtype
+    return np.array([value]).astype(dt)[0]
+
+
+# ---------------------------------------------------------------------------
+# copy and fill
+# ---------------------------------------------------------------------------
+def copy(src: Operand, dst: Operand) -> None:
+    """``dst[...] = src[...]`` elementwise, converting to dst's dtype."""
+    n = numel(dst.shape)
+    if n == 0:
+        return
+    shape, (ss, ds) = _plan(dst.shape, src.strides, dst.strides)
+    if _one_run(shape, ds, ss):
+        _launch(ew.copy_contiguous, n, src.data, src.offset, ss[0], dst.data, dst.offset, n)
+    else:
+        _launch(ew.copy_strided, n, src.data, src.offset, ss, dst.data, dst.offset, ds, shape,
+                n)
+
+
+def fill(dst: Operand, value) -> None:
+    """Set every element of ``dst`` to ``value`` (converted as NumPy's ``astype`` does)."""
+    n = numel(dst.shape)
+    if n == 0:
+        return
+    v = _scalar(value, dst.data.dtype)
+    shape, (ds,) = _plan(dst.shape, dst.strides)
+    if _one_run(shape, ds):
+        _launch(ew.fill_contiguous, n, dst.data, dst.offset, n, v)
+    else:
+        _launch(ew.fill_strided, n, dst.data, dst.offset, ds, shape, n, v)
+
+
+# ---------------------------------------------------------------------------
+# map and zip
+# ---------------------------------------------------------------------------
+_UNARY = {
+    "fast": (ew.unary_fast_contiguous, ew.unary_fast_strided),
+    "math": (ew.unary_contiguous, ew.unary_strided),
+    "int": (ew.unary_int_contiguous, ew.unary_int_strided),
+}
+
+
+def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
+          family: str = "math") -> None:
+    """``out = f(a)``; ``family`` is 'fast', 'math' or 'int' (see scalar_ops)."""
+    n = numel(out.shape)
+    if n == 0:
+        return
+    contiguous_kernel, strided_kernel = _UNARY[family]
+    shape, (sa, so) = _plan(out.shape, a.strides, out.strides)
+    extra = () if family == "int" else (float(p0), float(p1))
+    if _one_run(shape, so, sa):
+        _launch(contiguous_kernel, n, op, a.data, a.offset, sa[0], out.data, out.offset, n,
+                *extra)
+    else:
+        _launch(strided_kernel, n, op, a.data, a.offset, sa, out.data, out.offset, so, shape,
+                n, *extra)
+
+
+_BINARY = {
+    "arith": (ew.arith_contiguous, ew.arith_strided),
+    "math": (ew.binary_contiguous, ew.binary_strided),
+    "int": (ew.binary_int_contiguous, ew.binary_int_strided),
+    "compare": (ew.compare_contiguous, ew.compare_strided),
+}
+
+
+def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith") -> None:
+    """``out = f(a, b)``; ``family`` is 'arith', 'math', 'int' or 'compare'."""
+    n = numel(out.shape)
+    if n == 0:
+        return
+    contiguous_kernel, strided_kernel = _BINARY[family]
+    shape, (sa, sb, so) = _plan(out.shape, a.strides, b.strides, out.strides)
+    if _one_run(shape, so, sa, sb):
+        _launch(contiguous_kernel, n, op, a.data, a.offset, sa[0], b.data, b.offset, sb[0],
+                out.data, out.offset, n)
+    else:
+        _launch(strided_kernel, n, op, a.data, a.offset, sa, b.data, b.offset, sb, out.data,
+                out.offset, so, shape, n)
+
+
+def where(cond: Operand, a: Operand, b: Operand, out: Operand) -> None:
+    """``out = a if cond else b`` elementwise (all four already broadcast to out's shape)."""
+    n = numel(out.shape)
+    if n == 0:
+        return
+    shape, (sc, sa, sb, so) = _plan(out.shape, cond.strides, a.strides, b.strides, out.strides)
+    if _one_run(shape, so, sc, sa, sb):
+        _launch(ew.where_contiguous, n, cond.data, cond.offset, sc[0], a.data, a.offset, sa[0],
+                b.data, b.offset, sb[0], out.data, out.offset, n)
+    else:
+        _launch(ew.where_strided, n, cond.data, cond.offset, sc, a.data, a.offset, sa, b.data,
+                b.offset, sb, out.data, out.offset, so, shape, n)
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+REDUCE_OPS = {"sum": rd.SUM, "prod": rd.PROD, "max": rd.MAX, "min": rd.MIN,
+              "argmax": rd.ARGMAX, "argmin": rd.ARGMIN, "all": rd.ALL, "any": rd.ANY,
+              "nansum": rd.NANSUM}
+
+#: Threads worth filling with partial reductions, the fewest elements per part, and
+#: the most parts per output (one thread folds an output's parts in the second pass).
+_SPLIT_TARGET = 8 if SIMULATOR else 65536
+_SPLIT_GRAIN = 2 if SIMULATOR else 32
+_SPLIT_MAX = 8 if SIMULATOR else 4096
+
+
+def plan_split(n_out: int, n_red: int) -> int:
+    """How many interleaved parts to cut each output's reduction into (see ``reduce.py``)."""
+    if n_out >= _SPLIT_TARGET or n_red < 2 * _SPLIT_GRAIN:
+        return 1
+    return max(1, min(n_red // _SPLIT_GRAIN, _SPLIT_TARGET // n_out, _SPLIT_MAX))
+
+
+def reduce(op: str, a: Operand, dims: tuple, out, out_idx=None) -> None:
+    """Reduce ``a`` over ``dims`` into the contiguous ``out`` (kept dims, in order).
+
+    ``out_idx`` receives the index along the reduced dims of the chosen
+    element (max/min/argmax/argmin).  Sums and products accumulate in
+    float64 or int64, as on the CPU.
+    """
+    code = REDUCE_OPS[op]
+    keep = [d for d in range(len(a.shape)) if d not in dims]
+    keep_shape, (keep_st,) = coalesce([a.shape[d] for d in keep], [a.strides[d] for d in keep])
+    red_shape, (red_st,) = coalesce([a.shape[d] for d in dims], [a.strides[d] for d in dims])
+    n_out = numel(keep_shape)
+    n_red = numel(red_shape)
+    if n_out == 0:
+        return
+    floating = a.data.dtype.kind == "f"
+    one = code in (rd.PROD, rd.ALL)
+    acc0 = (np.float64(1.0 if one else 0.0) if floating else np.int64(1 if one else 0))
+    if out_idx is None:
+        out_idx = allocate(n_out, _I64)
+    if not keep_shape:
+        keep_shape, keep_st = (1,), (0,)
+    if not red_shape:
+        red_shape, red_st = (1,), (0,)
+    nsplit = plan_split(n_out, n_red)
+    if nsplit == 1:
+        part, part_i = out, out_idx
+    else:
+        part = allocate(n_out * nsplit, np.dtype(type(acc0)))
+        part_i = allocate(n_out * nsplit, _I64)
+    _launch(rd.reduce_partial, n_out * nsplit, code, a.data, a.offset, _tuple(keep_shape),
+            _tuple(keep_st), _tuple(red_shape), _tuple(red_st), n_out, n_red, nsplit, acc0,
+            part, part_i)
+    if nsplit > 1:
+        _launch(rd.reduce_combine, n_out, code, part, part_i, nsplit, n_out, out, out_idx)
+
+
+def scan(op: str, x, out) -> None:
+    """Running sum/product along the rows of 2-D contiguous ``x`` into ``out``."""
+    if x.size == 0:
+        return
+    floating = out.dtype.kind == "f"
+    code = rd.CUMSUM if op == "cumsum" else rd.CUMPROD
+    one = 1 if code == rd.CUMPROD else 0
+    _launch(rd.scan_rows, x.shape[0], code, x, out,
+            np.float64(one) if floating else np.int64(one))
+
+
+# ---------------------------------------------------------------------------
+# matmul and random fills
+# ---------------------------------------------------------------------------
+def matmul(a: Operand, b: Operand, out) -> None:
+    """``out[i] = a[i] @ b[i]`` for 3-D operands (batch, rows, cols); ``out`` contiguous 3-D."""
+    batch, m, k = a.shape
+    n = b.shape[2]
+    if out.size == 0:
+        return
+    blocks = mm.blocks(batch, m, n)
+    kernel = mm.matmul_tiled[blocks, mm.THREADS]
+    args = (a.data, a.offset, _tuple(a.strides), b.data, b.offset, _tuple(b.strides), out,
+            m, n, k)
+    if SIMULATOR:
+        _simulate(kernel, args)
+    else:
+        kernel(*args)
+
+
+def random_fill(kind: str, buf, seed: np.uint64, offset: np.uint64, *params) -> None:
+    """Fill the contiguous ``buf`` from the counter-based stream ``(seed, offset)``."""
+    n = buf.shape[0]
+    if kind == "uniform":
+        _launch(rk.fill_uniform, n, buf, seed, offset, float(params[0]), float(params[1]))
+    elif kind == "normal":
+        _launch(rk.fill_normal, (n + 1) // 2, buf, seed, offset, float(params[0]),
+                float(params[1]))
+    elif kind == "randint":
+        _launch(rk.fill_randint, n, buf, seed, offset, np.int64(params[0]),
+                np.int64(params[1]))
+    elif kind == "bernoulli":
+        _launch(rk.fill_bernoulli, n, buf, params[0], seed, offset)
+    elif kind == "bernoulli_scalar":
+        _launch(rk.fill_bernoulli_scalar, n, buf, float(params[0]), seed, offset)
+    elif kind == "randperm":
+        _launch(rk.randperm, 1, buf, seed, offset)
+    elif kind == "multinomial":
+        probs, num_samples, replacement = params
+        rows, k = probs.shape
+        d_probs = from_host(np.ascontiguousarray(probs, dtype=np.float64))
+        arrival = allocate(1 if replacement else rows * k, np.dtype(np.float64))
+        _launch(rk.multinomial, rows, d_probs, int(num_samples), bool(replacement), buf, seed,
+                offset, arrival.reshape((1, 1) if replacement else (rows, k)))
+    else:
+        raise ValueError(f"unknown random fill {kind!r}")
+
+
+# ---------------------------------------------------------------------------
+# index kernels (see index.py).  Callers validate every index first: these
+# functions trust that each index is in range and non-negative.
+# ---------------------------------------------------------------------------
+SCATTER_OPS = {"set": ix.SET, "add": ix.ADD, "multiply": ix.MUL}
+#: Dtypes that CUDA can add atomically.
+_ATOMIC_ADD = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64)}
+#: Threads that the min/max of an index tensor is split over.
+_BOUNDS_THREADS = 4 if SIMULATOR else 4096
+
+
+def _bits(op: Operand) -> Operand:
+    """float16 data seen as uint16: moving elements needs no float16 arithmetic."""
+    if op.data.dtype == _F16:
+        return op._replace(data=op.data.view(np.uint16))
+    return op
+
+
+def _via_float32(fn, tgt: Operand, src: Operand, *args) -> None:
+    """Run a combining (add/multiply) scatter on float16 data through float32 copies."""
+    t32 = allocate(numel(tgt.shape), np.dtype(np.float32))
+    t_op = Operand(t32, tgt.shape, contiguous_strides(tgt.shape), 0)
+    copy(tgt, t_op)
+    s32 = allocate(numel(src.shape), np.dtype(np.float32))
+    s_op = Operand(s32, src.shape, contiguous_strides(src.shape), 0)
+    copy(src, s_op)
+    fn(t_op, s_op, *args)
+    copy(t_op, tgt)
+
+
+def _flat_contiguous(op: Operand):
+    """The elements of ``op`` as a flat contiguous device array (a slice, else a copy)."""
+    n = numel(op.shape)
+    if is_contiguous(op.shape, op.strides):
+        return op.data[op.offset: op.offset + n]
+    tmp = allocate(n, op.data.dtype)
+    copy(op, Operand(tmp, op.shape, contiguous_strides(op.shape), 0))
+    return tmp
+
+
+def index_bounds(idx) -> tuple:
+    """``(min, max)`` of a non-empty contiguous int64 device array (waits for the GPU)."""
+    n = idx.shape[0]
+    t = min(n, _BOUNDS_THREADS)
+    los = allocate(t, _I64)
+    his = allocate(t, _I64)
+    _launch(ix.bounds_partial, t, idx, n, los, his)
+    return int(los.copy_to_host().min()), int(his.copy_to_host().max())
+
+
+def add_index_offsets(acc, idx, size: int, stride: int) -> None:
+    """``acc += (idx wrapped into [0, size)) * stride`` (contiguous int64 arrays)."""
+    if acc.shape[0]:
+        _launch(ix.add_index_offsets, acc.shape[0], acc, idx, np.int64(size), np.int64(stride))
+
+
+def _without(t: tuple, d: int) -> tuple:
+    return tuple(t[:d]) + tuple(t[d + 1:])
+
+
+def gather(src: Operand, dim: int, idx: Operand, out: Operand) -> None:
+    """``out[p] = src[p with coordinate dim replaced by idx[p]]`` over ``out``'s shape."""
+    n = numel(out.shape)
+    if n == 0:
+        return
+    src, out = _bits(src), _bits(out)
+    mult = src.strides[dim]
+    s_st = src.strides[:dim] + (0,) + src.strides[dim + 1:]
+    shape, (ss, ist, ost) = _plan(out.shape, s_st, idx.strides, out.strides)
+    _launch(ix.gather_strided, n, src.data, src.offset, ss, idx.data, idx.offset, ist,
+            np.int64(mult), out.data, out.offset, ost, shape, n)
+
+
+def _rows_plan(shape: tuple, dim: int, strides: tuple):
+    """``(outer, outer_stride, inner)`` if the dims before ``dim`` merge into one and
+    the dims after it form one run of stride 1; else ``None`` (as on the CPU)."""
+    oshape, (ost,) = coalesce(shape[:dim], strides[:dim])
+    ishape, (ist,) = coalesce(shape[dim + 1:], strides[dim + 1:])
+    if len(oshape) > 1 or len(ishape) > 1 or (ishape and ist[0] != 1):
+        return None
+    return (oshape[0] if oshape else 1, ost[0] if oshape else 0,
+            ishape[0] if ishape else 1)
+
+
+def index_select(src: Operand, dim: int, idx, out: Operand) -> None:
+    """``out = src`` with coordinate ``dim`` read through ``idx`` (1-D int64); see the CPU's."""
+    n = numel(out.shape)
+    if n == 0:
+        return
+    src, out = _bits(src), _bits(out)
+    plan = _rows_plan(out.shape, dim, src.strides)
+    if plan is not None and is_contiguous(out.shape, out.strides):
+        outer, s_outer, inner = plan
+        dst = out.data[out.offset: out.offset + n]
+        _launch(ix.gather_rows, n, src.data, src.offset, s_outer, src.strides[dim], idx, dst,
+                outer, idx.shape[0], inner)
+        return
+    i_st = tuple(1 if d == dim else 0 for d in range(len(out.shape)))
+    gather(Operand(src.data, out.shape, src.strides, src.offset), dim,
+           Operand(idx, out.shape, i_st, 0), out)
+
+
+def scatter(op: str, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None:
+    """``tgt[p with coordinate dim replaced by idx[p]] (op)= src[p]`` over ``idx``'s shape.
+
+    ``op`` is 'set', 'add' or 'multiply'.  ``tgt`` must not have two
+    elements at one memory location; ``src`` must not overlap ``tgt``.
+    """
+    n = numel(idx.shape)
+    if n == 0:
+        return
+    if tgt.data.dtype == _F16 and op != "set":
+        _via_float32(lambda t, s: scatter(op, t, dim, idx, s), tgt,
+                     Operand(src.data, idx.shape, src.strides, src.offset))
+        return
+    mult = tgt.strides[dim]
+    if op == "add" and tgt.data.dtype in _ATOMIC_ADD:
+        t_st = tgt.strides[:dim] + (0,) + tgt.strides[dim + 1:]
+        shape, (tst, ist, sst) = _plan(idx.shape, t_st, idx.strides, src.strides)
+        _launch(ix.scatter_add_atomic, n, tgt.data, tgt.offset, tst, idx.data, idx.offset, ist,
+                np.int64(mult), src.data, src.offset, sst, shape, n)
+        return
+    tgt, src = _bits(tgt), _bits(src)
+    shape = idx.shape
+    lines, (tst, ist, sst) = coalesce(_without(shape, dim), _without(tgt.strides, dim),
+                                      _without(idx.strides, dim), _without(src.strides, dim))
+    k = shape[dim]
+    n_lines = numel(lines)
+    lo, span, nb = _buckets(n_lines, k, idx)
+    _launch(ix.scatter_owner, n_lines * nb, SCATTER_OPS[op], tgt.data, tgt.offset,
+            _tuple(tst + (0,)), idx.data, idx.offset, _tuple(ist + (idx.strides[dim],)),
+            np.int64(mult), src.data, src.offset, _tuple(sst + (src.strides[dim],)),
+            _tuple(lines + (k,)), n_lines, lo, span, nb)
+
+
+def _buckets(lines: int, k: int, idx: Operand) -> tuple:
+    """``(lo, span, nbuckets)``: cut the index values into ranges when there are fewer
+    lines than threads worth running (see ``index.scatter_owner``)."""
+    from .launch import MAX_BLOCKS, THREADS
+    threads = MAX_BLOCKS * THREADS
+    if lines >= threads or k < 2 or not is_contiguous(idx.shape, idx.strides):
+        return np.int64(0), np.int64(1), np.int64(1)
+    lo, hi = index_bounds(idx.data[idx.offset: idx.offset + numel(idx.shape)])
+    span = hi - lo + 1
+    nb = min(span, -(-threads // lines))
+    return np.int64(lo), np.int64(span), np.int64(nb)
+
+
+def index_reduce(op: str, tgt: Operand, dim: int, idx, src: Operand) -> None:
+    """``tgt[.., idx[k], ..] (op)= src[.., k, ..]`` along ``dim`` (``idx`` 1-D int64).
+
+    The kernel of ``index_add``, ``index_copy``, ``index_fill`` and of
+    advanced-index assignment: a scatter whose index is ``idx`` along
+    ``dim``, repeated (stride 0) along the other dims.
+    """
+    if numel(src.shape) == 0:
+        return
+    i_st = tuple(1 if d == dim else 0 for d in range(len(src.shape)))
+    scatter(op, tgt, dim, Operand(idx, src.shape, i_st, 0), src)
+
+
+def _starts(flat_mask) -> np.ndarray:
+    """Host array: where each chunk's first true element goes; the last entry is the total."""
+    n = flat_mask.shape[0]
+    nchunks = -(-n // ix.CHUNK)
+    counts = allocate(nchunks, _I64)
+    _launch(ix.chunk_counts, nchunks, flat_mask, n, counts)
+    starts = np.zeros(nchunks + 1, np.int64)
+    np.cumsum(counts.copy_to_host(), out=starts[1:])
+    return starts
+
+
+def masked_select(src: Operand, mask: Operand):
+    """The elements of ``src`` where ``mask`` (same shape) is true, in row-major order."""
+    flat_mask = _flat_contiguous(mask)
+    if flat_mask.shape[0] == 0:
+        return allocate(0, src.data.dtype)
+    starts = _starts(flat_mask)
+    out = allocate(int(starts[-1]), src.data.dtype)
+    if out.shape[0]:
+        bits = _bits(src)
+        out_bits = out.view(np.uint16) if out.dtype == _F16 else out
+        _launch(ix.masked_compact, starts.shape[0] - 1, _flat_contiguous(bits), flat_mask,
+                flat_mask.shape[0], from_host(starts), out_bits)
+    return out
+
+
+def masked_scatter(tgt, mask: Operand, source) -> None:
+    """Flat contiguous ``tgt[mask] = source[:count]``.  Caller checks sizes."""
+    flat_mask = _flat_contiguous(mask)
+    if flat_mask.shape[0] == 0:
+        return
+    starts = _starts(flat_mask)
+    if starts[-1]:
+        if tgt.dtype == _F16:
+            tgt, source = tgt.view(np.uint16), source.view(np.uint16)
+        _launch(ix.masked_spread, starts.shape[0] - 1, tgt, flat_mask, flat_mask.shape[0],
+                from_host(starts), source)
+
+
+def count_true(mask: Operand) -> int:
+    """How many elements of the bool operand are true."""
+    if numel(mask.shape) == 0:
+        return 0
+    return int(_starts(_flat_contiguous(mask))[-1])
+
+
+def masked_fill(tgt, mask: Operand, value) -> None:
+    """Flat contiguous ``tgt[i] = value`` where the bool operand ``mask`` is true."""
+    if tgt.shape[0]:
+        if tgt.dtype == _F16:
+            v = np.array([value]).astype(_F16).view(np.uint16)[0]
+            tgt = tgt.view(np.uint16)
+        else:
+            v = _scalar(value, tgt.dtype)
+        _launch(ix.masked_fill, tgt.shape[0], tgt, _flat_contiguous(mask), v)
+
+
+def nonzero(mask: Operand):
+    """``(count, ndim)`` int64 coordinates of the true elements of a bool operand."""
+    ndim = len(mask.shape)
+    if numel(mask.shape) == 0:
+        return allocate(0, _I64).reshape((0, ndim))
+    flat_mask = _flat_contiguous(mask)
+    starts = _starts(flat_mask)
+    count = int(starts[-1])
+    out = allocate(count * ndim, _I64).reshape((count, ndim))
+    if count and ndim:
+        _launch(ix.nonzero_coords, starts.shape[0] - 1, flat_mask, flat_mask.shape[0],
+                _tuple(mask.shape), from_host(starts), out)
+    return out
+
+
+def sort_rows(keys, descending: bool, k: int | None = None) -> tuple:
+    """Stable sort of each row of a contiguous 2-D device array: ``(values, indices)``.
+
+    With ``k``, only the first ``k`` columns (the whole rows are sorted).
+    """
+    rows, n = keys.shape
+    values = allocate(rows * n, keys.dtype).reshape((rows, n))
+    indices = allocate(rows * n, _I64).reshape((rows, n))
+    if rows * n:
+        scratch = allocate(rows * n, _I64).reshape((rows, n))
+        _launch(sk.sort_rows, rows, keys, bool(descending), values, indices, scratch)
+    if k is not None and k < n:
+        return _first_columns(values, k), _first_columns(indices, k)
+    return values, indices
+
+
+def _first_columns(a, k: int):
+    rows, n = a.shape
+    out = allocate(rows * k, a.dtype)
+    copy(Operand(a.reshape(rows * n), (rows, k), (n, 1), 0),
+         Operand(out, (rows, k), (k, 1), 0))
+    return out.reshape((rows, k))
+
+
+def unique_sorted(values, order) -> tuple:
+    """Group ascending ``values``: ``(unique values, inverse, counts)``."""
+    n = values.shape[0]
+    uniq = allocate(n, values.dtype)
+    inverse = allocate(n, _I64)
+    counts = allocate(n, _I64)
+    if n == 0:
+        return uniq, inverse, counts
+    groups = allocate(1, _I64)
+    _launch(sk.unique_sorted, 1, values, order, uniq, inverse, counts, groups)
+    m = int(groups.copy_to_host()[0])
+    return uniq[:m], inverse, counts[:m]
+
+
+# ---------------------------------------------------------------------------
+# convolution and pooling (kernels in conv.py; arrays are contiguous 4-D)
+# ---------------------------------------------------------------------------
+def im2col(x, geometry: tuple, cols) -> None:
+    """Receptive fields of ``x`` (N, C, H, W) as columns of ``cols`` (N, C*kh*kw, L)."""
+    if cols.size:
+        _launch(cv.im2col, cols.size, x, *geometry, cols)
+
+
+def col2im(cols, geometry: tuple, x) -> None:
+    """Sum the columns back into the image ``x`` (the backward of im2col)."""
+    if x.size:
+        _launch(cv.col2im, x.size, cols, *geometry, x, _scalar(0, x.dtype))
+
+
+def im2col_batch(x, geometry: tuple, cols) -> None:
+    """Like im2col, but columns of all samples side by side: cols (C*kh*kw, N*L)."""
+    if cols.size:
+        _launch(cv.im2col_batch, cols.size, x, *geometry, cols)
+
+
+def col2im_batch(cols, geometry: tuple, x) -> None:
+    if x.size:
+        _launch(cv.col2im_batch, x.size, cols, *geometry, x, _scalar(0, x.dtype))
+
+
+def max_pool2d(x, geometry: tuple, out, idx) -> None:
+    if out.size:
+        _launch(cv.max_pool2d, out.size, x, *geometry, out, idx)
+
+
+def max_pool2d_backward(grad, idx, out) -> None:
+    if out.size:
+        _launch(ew.fill_contiguous, out.size, out.reshape(out.size), 0, out.size,
+                _scalar(0, out.dtype))
+    if grad.size:
+        _launch(cv.max_pool2d_backward, grad.size, grad, idx, out)
+
+
+# ---------------------------------------------------------------------------
+# optimizer updates (kernels in optim.py; all arrays contiguous, one dtype)
+# ---------------------------------------------------------------------------
+def fused_update(kind: str, arrays: list, hyper: tuple) -> None:
+    """Run the in-place update kernel ``kind`` ('sgd', 'adam', 'rmsprop', 'adagrad')."""
+    n = arrays[0].shape[0]
+    if n:
+        _launch(getattr(ok, kind), n, *arrays, *hyper)

@@ -1,0 +1,230 @@
+"""CUDA kernels for index ops: index bounds, gather, scatter, masks, nonzero.
+
+The same two loops as ``cpu/index.py``, over an *iteration shape*:
+
+* **gather** (read):   ``out[p] = src[src_position(p) + idx[p] * mult]``
+* **scatter** (write): ``tgt[tgt_position(p) + idx[p] * mult] (op)= src[p]``
+
+and the same rule: **no kernel checks its indices**.  A GPU thread that
+reads out of bounds does not raise; it reads garbage or kills the context.
+So every index is validated before launch: :func:`bounds_partial` computes
+the minimum and maximum of an index tensor on the GPU and the op layer
+raises PyTorch's error on the host before any gather or scatter runs.
+
+**Scatter and races.**  Two threads doing ``t[p] += v`` at the same time can
+lose an update.  Two remedies, one per combine op:
+
+* ``add`` uses an **atomic** add (:func:`scatter_add_atomic`, one thread per
+  source element): the hardware serialises the updates of one address.
+  Fast, but the order of the additions (so the float rounding) varies from
+  run to run, as in PyTorch's CUDA ``index_add``/``scatter_add``;
+* ``set`` and ``multiply`` (no atomic multiply exists) use the CPU's
+  **owner computes** scheme (:func:`scatter_owner`): one thread per "line"
+  (position in the non-indexed dims) and range of index values; it walks
+  its line's entries in order, so repeats apply in order and the last copy
+  wins, exactly as on the CPU.
+
+The counting ops (``masked_select``, ``nonzero``, ``masked_scatter``) run in
+two passes, as on the CPU: count the true elements of each chunk, turn the
+counts into starting offsets on the host (a prefix sum over a few numbers,
+and the host needs the total anyway to allocate the result), then let each
+chunk write its own part of the output.
+"""
+
+from numba import cuda
+
+from .launch import SIMULATOR
+
+#: Elements per thread in the two-pass mask kernels.
+CHUNK = 4 if SIMULATOR else 64
+
+SET = 0
+ADD = 1
+MUL = 2
+
+
+@cuda.jit(device=True)
+def _pos3(i, shape, a_st, a0, b_st, b0, c_st, c0):
+    for d in range(len(shape) - 1, -1, -1):
+        n = shape[d]
+        k = i % n
+        i //= n
+        a0 += k * a_st[d]
+        b0 += k * b_st[d]
+        c0 += k * c_st[d]
+    return a0, b0, c0
+
+
+# ---------------------------------------------------------------------------
+# Index validation and preparation
+# ---------------------------------------------------------------------------
+@cuda.jit(cache=True)
+def bounds_partial(idx, n, los, his):
+    """Thread ``t`` writes the min and max of ``idx[t], idx[t + T], ...`` (``T`` = len(los))."""
+    t = cuda.grid(1)
+    step = los.shape[0]
+    if t >= step:
+        return
+    lo = idx[t]
+    hi = idx[t]
+    for i in range(t + step, n, step):
+        v = idx[i]
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    los[t] = lo
+    his[t] = hi
+
+
+@cuda.jit(cache=True)
+def add_index_offsets(acc, idx, size, stride):
+    """``acc += wrap(idx) * stride`` with ``wrap(i) = i + size`` for negative ``i``."""
+    for i in range(cuda.grid(1), acc.shape[0], cuda.gridsize(1)):
+        v = idx[i]
+        if v < 0:
+            v += size
+        acc[i] += v * stride
+
+
+# ---------------------------------------------------------------------------
+# Gather
+# ---------------------------------------------------------------------------
+@cuda.jit(cache=True)
+def gather_strided(src, s0, s_st, idx, i0, i_st, mult, out, o0, o_st, shape, n):
+    """The general gather: any shape and strides; one thread per output element."""
+    for e in range(cuda.grid(1), n, cuda.gridsize(1)):
+        ps, pi, po = _pos3(e, shape, s_st, s0, i_st, i0, o_st, o0)
+        out[po] = src[ps + idx[pi] * mult]
+
+
+@cuda.jit(cache=True)
+def gather_rows(src, s0, s_outer, mult, idx, out, outer, k, inner):
+    """Contiguous fast path of ``index_select``/``embedding``: whole rows.
+
+    ``out`` is contiguous ``(outer, k, inner)``; its row ``(o, r)`` is the
+    ``inner`` consecutive elements of ``src`` from ``s0 + o*s_outer +
+    idx[r]*mult``.  One thread per output element, so neighbouring threads
+    copy neighbouring elements of a row.
+    """
+    for e in range(cuda.grid(1), outer * k * inner, cuda.gridsize(1)):
+        row = e // inner
+        j = e - row * inner
+        o = row // k
+        r = row - o * k
+        out[e] = src[s0 + o * s_outer + idx[r] * mult + j]
+
+
+# ---------------------------------------------------------------------------
+# Scatter
+# ---------------------------------------------------------------------------
+@cuda.jit(cache=True)
+def scatter_add_atomic(tgt, t0, t_st, idx, i0, i_st, mult, src, s0, s_st, shape, n):
+    """``tgt[pos(p) + idx[p] * mult] += src[p]`` with atomic adds, one thread per ``p``."""
+    for e in range(cuda.grid(1), n, cuda.gridsize(1)):
+        pt, pi, ps = _pos3(e, shape, t_st, t0, i_st, i0, s_st, s0)
+        cuda.atomic.add(tgt, pt + idx[pi] * mult, src[ps])
+
+
+@cuda.jit(device=True)
+def _owned(v, nbuckets, bucket, lo_val, span):
+    """Does bucket ``bucket`` of the index values ``[lo_val, lo_val + span)`` hold ``v``?"""
+    if nbuckets == 1:
+        return True
+    first = lo_val + bucket * span // nbuckets
+    stop = lo_val + (bucket + 1) * span // nbuckets
+    return first <= v < stop
+
+
+@cuda.jit(cache=True)
+def scatter_owner(op, tgt, t0, t_st, idx, i0, i_st, mult, src, s0, s_st, shape, lines,
+                  lo_val, span, nbuckets):
+    """Owner-computes scatter (``set``/``multiply``); the *last* dim of ``shape`` is indexed.
+
+    ``shape`` holds the other dims (``lines`` positions in all) followed by
+    ``k``, the length of the indexed dim.  Thread ``task`` = (line, value
+    bucket) walks its line's ``k`` entries in order and applies those whose
+    index falls in its bucket, as ``cpu/index.py::scatter_strided`` does.
+    """
+    last = len(shape) - 1
+    k = shape[last]
+    ts, si, ss = t_st[last], i_st[last], s_st[last]
+    for task in range(cuda.grid(1), lines * nbuckets, cuda.gridsize(1)):
+        line = task // nbuckets
+        bucket = task - line * nbuckets
+        rem = line
+        pt, pi, ps = t0, i0, s0
+        for d in range(last - 1, -1, -1):
+            c = rem % shape[d]
+            rem //= shape[d]
+            pt += c * t_st[d]
+            pi += c * i_st[d]
+            ps += c * s_st[d]
+        for j in range(k):
+            v = idx[pi + j * si]
+            if _owned(v, nbuckets, bucket, lo_val, span):
+                p = pt + j * ts + v * mult
+                if op == MUL:
+                    tgt[p] = tgt[p] * src[ps + j * ss]
+                elif op == ADD:
+                    tgt[p] = tgt[p] + src[ps + j * ss]
+                else:
+                    tgt[p] = src[ps + j * ss]
+
+
+# ---------------------------------------------------------------------------
+# Masks: count per chunk, prefix sum on the host, then fill
+# ---------------------------------------------------------------------------
+@cuda.jit(cache=True)
+def chunk_counts(mask, n, counts):
+    """``counts[c]`` = number of true elements in chunk ``c`` of ``mask``."""
+    for c in range(cuda.grid(1), counts.shape[0], cuda.gridsize(1)):
+        cnt = 0
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            if mask[i]:
+                cnt += 1
+        counts[c] = cnt
+
+
+@cuda.jit(cache=True)
+def masked_compact(src, mask, n, starts, out):
+    """``out = src[mask]``: chunk ``c`` writes from ``starts[c]``."""
+    for c in range(cuda.grid(1), starts.shape[0] - 1, cuda.gridsize(1)):
+        w = starts[c]
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            if mask[i]:
+                out[w] = src[i]
+                w += 1
+
+
+@cuda.jit(cache=True)
+def masked_spread(tgt, mask, n, starts, source):
+    """``tgt[mask] = source[:count]``, the inverse of :func:`masked_compact`."""
+    for c in range(cuda.grid(1), starts.shape[0] - 1, cuda.gridsize(1)):
+        r = starts[c]
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            if mask[i]:
+                tgt[i] = source[r]
+                r += 1
+
+
+@cuda.jit(cache=True)
+def masked_fill(tgt, mask, value):
+    """``tgt[i] = value`` wherever ``mask[i]`` (flat arrays of one length)."""
+    for i in range(cuda.grid(1), tgt.shape[0], cuda.gridsize(1)):
+        if mask[i]:
+            tgt[i] = value
+
+
+@cuda.jit(cache=True)
+def nonzero_coords(mask, n, shape, starts, out):
+    """Row ``r`` of ``out`` (count, ndim) = the multi-index of the ``r``-th true element."""
+    for c in range(cuda.grid(1), starts.shape[0] - 1, cuda.gridsize(1)):
+        r = starts[c]
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            if mask[i]:
+                rem = i
+                for d in range(len(shape) - 1, -1, -1):
+                    out[r, d] = rem % shape[d]
+                    rem //= shape[d]
+                r += 1

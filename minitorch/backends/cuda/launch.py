@@ -1,0 +1,114 @@
+"""How the CUDA kernels are launched: threads, blocks and the grid-stride loop.
+
+A CUDA kernel runs as a *grid* of *blocks* of *threads*.  ``kernel[blocks,
+threads](args)`` starts ``blocks * threads`` copies of the kernel function;
+each copy finds out who it is from ``cuda.blockIdx.x``, ``cuda.blockDim.x``
+and ``cuda.threadIdx.x``.  Its global number is::
+
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x    # = cuda.grid(1)
+
+Most kernels here give each thread one element (one output element, one
+row, one chunk...) and use a **grid-stride loop**, so that a grid of any
+size covers any amount of work::
+
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        out[i] = f(a[i])
+
+Thread ``i`` handles elements ``i``, ``i + G``, ``i + 2G``, ... where ``G`` is
+the number of threads in the grid.  Neighbouring threads touch neighbouring
+elements at every step, so the GPU merges their memory accesses into few
+transactions ("coalescing").  :func:`grid` picks the launch size: at most
+:data:`MAX_BLOCKS` blocks of :data:`THREADS` threads.
+
+**The simulator.**  With ``NUMBA_ENABLE_CUDASIM=1`` Numba runs kernels in
+Python, one Python thread per GPU thread: about 0.1 ms per thread and
+launch.  The launch sizes are then tiny (2 blocks of 4 threads), which
+still exercises every index computation, the grid-stride loop included.
+The tile sizes of the shared-memory kernels shrink the same way (see
+``matmul.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import traceback
+import types
+from typing import Any, Callable
+
+from numba import config, cuda
+
+#: True when Numba's CUDA simulator runs the kernels (``NUMBA_ENABLE_CUDASIM=1``).
+SIMULATOR = bool(config.ENABLE_CUDASIM)
+
+#: Threads per block for the one-thread-per-item kernels.
+THREADS = 4 if SIMULATOR else 256
+#: The most blocks one launch uses; a grid-stride loop does the rest.
+MAX_BLOCKS = 2 if SIMULATOR else 8192
+
+
+def grid(n: int, threads: int = THREADS) -> tuple:
+    """``(blocks, threads)`` for ``n`` independent work items (``n >= 1``)."""
+    threads = max(1, min(threads, n))
+    return min(MAX_BLOCKS, -(-n // threads)), threads
+
+
+def device_function(fn: Callable, namespace: dict | None = None) -> Any:
+    """Compile a plain Python function for the GPU (``cuda.jit(device=True)``).
+
+    ``fn`` may also be a CPU ``@njit`` function: its Python source
+    (``fn.py_func``) is compiled again, for the GPU.  ``namespace`` replaces
+    the function's module globals, so that the functions it calls can be
+    swapped for their GPU versions (see ``random.py``): the code object, and
+    so the arithmetic, is exactly the CPU's.
+    """
+    py = getattr(fn, "py_func", fn)
+    if namespace is not None:
+        py = types.FunctionType(py.__code__, namespace, py.__name__, py.__defaults__,
+                                py.__closure__)
+    return cuda.jit(device=True)(py)
+
+
+def _fix_simulator_shared_arrays() -> None:
+    """Make the simulator hand every thread of a block the same shared array.
+
+    Numba 0.68's simulator finds a block's shared array by the source line
+    that declares it: the first thread to get there creates it, the others
+    look it up.  The look-up and the creation are not atomic, so two
+    threads arriving together can each create their own array and then
+    silently stop sharing (the tiled matmul returned wrong numbers about
+    once in a few hundred launches).  This replaces the look-up by the same
+    one under a lock.  Only the simulator is touched.
+    """
+    import numpy as np
+    from numba.core import types as numba_types
+    from numba.np import numpy_support
+    try:
+        from numba.cuda.simulator import kernelapi
+    except ImportError:     # another simulator layout: leave it alone
+        return
+
+    shared = getattr(kernelapi, "FakeCUDAShared", None)
+    if shared is None or getattr(shared, "_minitorch_locked", False):
+        return
+    original = shared.array
+    lock = threading.Lock()
+
+    def array(self, shape, dtype):
+        if shape == 0:                  # dynamic shared memory: no look-up
+            return original(self, shape, dtype)
+        if isinstance(dtype, numba_types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        caller = traceback.extract_stack(sys._getframe(1), limit=1)[-1][0:2]
+        with lock:
+            res = self._allocations.get(caller)
+            if res is None:
+                res = self._allocations[caller] = np.empty(shape, dtype)
+        return res
+
+    shared.array = array
+    shared._minitorch_locked = True
+
+
+if SIMULATOR:
+    _fix_simulator_shared_arrays()
