@@ -580,3 +580,16 @@ def test_binary_ops_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (torch.ones(2, 3) * torch.arange(3.0) + 1).exp()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fmod_and_remainder_when_the_quotient_rounds_up(dtype):
+    # float32(3) / float32(0.3) rounds to exactly 10.0, but 0.3 is slightly
+    # more than 0.3: the true quotient is 9 and fmod is about 0.3, not -1e-7.
+    x = np.array([3.0, -3.0, 7.5], dtype)
+    y = np.array([0.3, 0.3, -0.1], dtype)
+    x, y = x.astype(np.float32).astype(dtype), y.astype(np.float32).astype(dtype)
+    np.testing.assert_allclose(torch.fmod(torch.tensor(x), torch.tensor(y)).numpy(),
+                               np.fmod(x, y), rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(torch.remainder(torch.tensor(x), torch.tensor(y)).numpy(),
+                               np.remainder(x, y), rtol=1e-6, atol=1e-12)

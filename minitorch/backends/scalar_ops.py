@@ -365,17 +365,30 @@ def binary(op, x, y):
             return y
         return x if x < y else y
     elif op == FMOD:
+        # x - trunc(x / y) * y, computed in float64 (``+ 0.0`` widens float32),
+        # where it is exact for float32 inputs.  When x / y rounds up to a whole
+        # number the quotient is one too big and the residual gets the wrong
+        # sign; one divisor put back fixes it (NumPy/C fmod has x's sign).
         if y == 0 or x != x or y != y:
             return math.nan
-        return x - math.trunc(x / y) * y
+        xd = x + 0.0
+        yd = y + 0.0
+        r = xd - math.trunc(xd / yd) * yd
+        if r != 0 and (r < 0) != (xd < 0):
+            r += abs(yd) if xd > 0 else -abs(yd)
+        return r
     elif op == REMAINDER:
         # Python's %: the result takes the divisor's sign.  Computed like NumPy,
         # as fmod then a shift by y, which stays right when x / y underflows.
         if y == 0 or x != x or y != y:
             return math.nan
-        r = x - math.trunc(x / y) * y
-        if r != 0 and (r < 0) != (y < 0):
-            r += y
+        xd = x + 0.0
+        yd = y + 0.0
+        r = xd - math.trunc(xd / yd) * yd          # fmod, as above
+        if r != 0 and (r < 0) != (xd < 0):
+            r += abs(yd) if xd > 0 else -abs(yd)
+        if r != 0 and (r < 0) != (yd < 0):
+            r += yd
         return r
     elif op == FLOOR_DIVIDE:
         q = x / y

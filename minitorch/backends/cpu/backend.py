@@ -238,6 +238,11 @@ def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarra
         red_shape, red_st = (1,), (0,)
         if n_red == 0:
             red_shape = (0,)
+    if (code == rd.SUM and floating and len(keep_shape) == 1 and keep_st[0] == 1
+            and len(red_shape) == 1 and red_st[0] != 1 and n_red > 1):
+        # Column sums: add whole rows instead of walking down each column.
+        rd.sum_rows(a.data, a.offset, n_red, red_st[0], n_out, out)
+        return
     nsplit = rd.plan_split(n_out, n_red, num_threads())
     rd.reduce_strided(code, a.data, a.offset, _arr(keep_shape), _arr(keep_st),
                       _arr(red_shape), _arr(red_st), nsplit, acc0, out, out_idx)

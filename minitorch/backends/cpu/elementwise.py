@@ -41,7 +41,7 @@ CHUNK = 16384  # elements per parallel task on the strided path
 # hash: editing scalar_ops.py means updating this line, which changes this
 # file and invalidates its cached kernels.  tests/test_kernel_cache.py fails
 # (and prints the new value) when the two disagree.
-SCALAR_OPS_SHA256 = "1a4a83cdc22e59abf055fd160ce9a7f7127c92bc2cd64a470dd9c88012de20b0"
+SCALAR_OPS_SHA256 = "70c0bbb3bfe2d7c44fbfb8d1f60e28284d4962813868572c60cff36f2cb6bdbb"
 
 # The kernels use NumPy's error model: 1.0/0.0 is inf, not ZeroDivisionError.
 _JIT = dict(cache=True, error_model="numpy")

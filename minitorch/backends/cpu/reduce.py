@@ -178,3 +178,25 @@ def scan_rows(op, x, out, acc0):
             else:
                 acc *= x[r, j]
             out[r, j] = acc
+
+
+@njit(parallel=True, cache=True)
+def sum_rows(x, pos, n_red, red_stride, n_out, out):
+    """Sum ``n_red`` rows of ``n_out`` contiguous elements, ``red_stride`` apart.
+
+    The reduced dim has a large stride (``x.sum(0)`` of a matrix), so walking
+    down each column would jump through memory.  Instead each task takes a
+    block of outputs and adds whole rows into float64 sums: every read is
+    contiguous and the inner loop vectorises.
+    """
+    block = 1024
+    for b in prange((n_out + block - 1) // block):
+        start = b * block
+        stop = min(n_out, start + block)
+        acc = np.zeros(stop - start, np.float64)
+        for r in range(n_red):
+            row = pos + r * red_stride + start
+            for o in range(stop - start):
+                acc[o] += x[row + o]
+        for o in range(stop - start):
+            out[start + o] = acc[o]
