@@ -609,6 +609,21 @@ def test_random_numbers_are_identical_across_devices():
         torch.rand(2, device="cuda", generator=gen)
 
 
+@requires_cuda
+def test_simulated_kernels_never_grow_their_globals_while_threads_run():
+    # Regression: the simulator's threads iterate over a kernel's globals; a
+    # first overflow warning inside the counter RNG added __warningregistry__
+    # to them mid-launch ("dictionary changed size during iteration", a flaky
+    # CI failure).  Every kernel namespace is seeded with the entry up front.
+    import sys
+    from minitorch.backends.cuda import random as cuda_random
+    assert "__warningregistry__" in cuda_random._namespace
+    torch.rand(64, device="cuda")
+    for name, module in list(sys.modules.items()):
+        if name.startswith("minitorch.backends") and module is not None:
+            assert "__warningregistry__" in vars(module), name
+
+
 # ---------------------------------------------------------------------------
 # DataParallel: replicate, scatter, apply, gather; gradients sum into the originals
 # ---------------------------------------------------------------------------

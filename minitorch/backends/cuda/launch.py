@@ -66,7 +66,22 @@ def device_function(fn: Callable, namespace: dict | None = None) -> Any:
     if namespace is not None:
         py = types.FunctionType(py.__code__, namespace, py.__name__, py.__defaults__,
                                 py.__closure__)
+    seed_warning_registry(py.__globals__)
     return cuda.jit(device=True)(py)
+
+
+def seed_warning_registry(namespace: dict) -> None:
+    """Give a kernel's globals a ``__warningregistry__`` before any thread runs.
+
+    Only the simulator needs this.  A warning raised by code (even one that
+    is filtered out) adds ``__warningregistry__`` to the globals of that
+    code the first time; the simulator's threads meanwhile iterate over the
+    same globals to swap in their fake ``cuda`` module, so a first overflow
+    warning in one thread made another fail with "dictionary changed size
+    during iteration".  With the entry made up front, the globals never
+    change size while a kernel runs.
+    """
+    namespace.setdefault("__warningregistry__", {})
 
 
 def _fix_simulator_shared_arrays() -> None:
