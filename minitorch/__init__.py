@@ -23,6 +23,7 @@ from .dtype import (bool_ as bool, double, dtype, float, float16, float32, float
                     set_default_dtype, short, uint8, can_cast)
 from .layout import broadcast_shapes as _broadcast_shapes
 from ._printing import get_printoptions, set_printoptions
+from .memory_format import channels_last, contiguous_format, memory_format, preserve_format
 from .storage import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor, strided
 from . import ops
@@ -32,7 +33,7 @@ from .ops.creation import (Generator, arange, as_tensor, asarray, bernoulli, def
                            multinomial, normal, ones, ones_like, rand, rand_like, randint,
                            randint_like, randn, randn_like, randperm, scalar_tensor, seed,
                            set_rng_state, tensor, zeros, zeros_like)
-from .ops.elementwise import (abs, absolute, acos, acosh, add, addcdiv, addcmul, arccos,
+from .ops.elementwise import (abs, absolute, allclose, equal, isclose, acos, acosh, add, addcdiv, addcmul, arccos,
                               arcsin, arctan, arctan2, asin, asinh, atan, atan2, atanh,
                               bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clamp,
                               clamp_max, clamp_min, clip, copysign, cos, cosh, div, divide, eq,
@@ -61,9 +62,13 @@ from .ops.indexing import (argwhere, embedding, gather, index_add, index_copy, i
                            index_select, masked_fill, masked_scatter, masked_select, nonzero,
                            scatter, scatter_add, take, take_along_dim)
 from .ops.advanced_indexing import index_put, index_put_
+from .ops.legacy_types import CPU_TYPES as _LEGACY_TYPES, set_default_tensor_type
 from .ops.sorting import argsort, kthvalue, median, msort, sort, topk, unique
 
 __version__ = "0.1.0"
+
+# The legacy tensor types: FloatTensor, DoubleTensor, LongTensor, ... (ops/legacy_types.py)
+globals().update(_LEGACY_TYPES)
 
 
 

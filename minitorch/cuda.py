@@ -171,3 +171,12 @@ def get_rng_state(device: Any = "cuda") -> Any:
 def set_rng_state(new_state: Any, device: Any = "cuda") -> None:
     from .ops.creation import cuda_generator
     cuda_generator(device).set_state(new_state)
+
+
+def __getattr__(name: str):
+    """``minitorch.cuda.FloatTensor`` and the other legacy CUDA tensor types."""
+    if name.endswith("Tensor"):
+        from .ops.legacy_types import CUDA_TYPES
+        if name in CUDA_TYPES:
+            return CUDA_TYPES[name]
+    raise AttributeError(f"module 'minitorch.cuda' has no attribute '{name}'")

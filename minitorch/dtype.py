@@ -195,6 +195,13 @@ def result_type(*operands: Any) -> dtype:
     Each operand is a tensor (anything with ``.dtype`` and ``.dim()``) or a
     Python number.  See the module docstring for the three-group rule.
     """
+    if len(operands) == 2:
+        # The commonest call by far: two tensors of one dtype (both with dims).
+        a, b = operands
+        dt = getattr(a, "dtype", None)
+        if dt is not None and getattr(b, "dtype", None) is dt and hasattr(a, "dim") \
+                and hasattr(b, "dim") and a.dim() and b.dim():
+            return dt
     dim_result = zero_result = wrapped_result = None
     for op in operands:
         if hasattr(op, "dtype") and hasattr(op, "dim"):

@@ -21,12 +21,15 @@ allocated tensor of its shape (dimensions of size 1 may have any stride).
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable, Sequence
 
 __all__ = [
     "Shape", "Strides", "numel", "contiguous_strides", "is_contiguous", "normalize_dim",
     "normalize_dims", "broadcast_shapes", "expand_strides", "view_strides", "infer_size",
     "coalesce", "index_to_position", "position_to_index", "storage_span", "check_shape",
+    "is_non_overlapping_and_dense", "memory_order", "strides_in_order", "preserved_strides",
+    "elementwise_strides", "channels_last_strides", "loop_plan",
 ]
 
 Shape = tuple
@@ -49,11 +52,23 @@ def contiguous_strides(shape: Sequence[int]) -> tuple:
     >>> contiguous_strides((2, 3, 4))
     (12, 4, 1)
     """
+    if type(shape) is tuple:
+        return _contiguous_strides_of_tuple(shape)
+    return _contiguous_strides(shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _contiguous_strides_of_tuple(shape: tuple) -> tuple:
+    # Asked for by nearly every op with the same few shapes: remembered.
+    return _contiguous_strides(shape)
+
+
+def _contiguous_strides(shape: Sequence[int]) -> tuple:
     strides = [1] * len(shape)
     acc = 1
     for d in range(len(shape) - 1, -1, -1):
         strides[d] = acc
-        acc *= max(shape[d], 1)
+        acc *= max(int(shape[d]), 1)     # Python ints, whatever the shape holds
     return tuple(strides)
 
 
@@ -127,6 +142,12 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
         (4, 1, 3)
         (   5, 1)   ->  (4, 5, 3)
     """
+    if len(shapes) == 2:
+        # The common cases: nothing to stretch, or a scalar against a tensor.
+        if shapes[0] == shapes[1] or not shapes[1]:
+            return tuple(shapes[0])
+        if not shapes[0]:
+            return tuple(shapes[1])
     ndim = max((len(s) for s in shapes), default=0)
     if len(shapes) == 2:
         # PyTorch's message for two operands: the first mismatch from the right,
@@ -298,6 +319,163 @@ def coalesce(shape: Sequence[int], *stride_lists: Sequence[int]):
             for ns, s in zip(new_strides, stride_lists):
                 ns.append(s[d])
     return tuple(new_shape), tuple(tuple(ns) for ns in new_strides)
+
+
+# ---------------------------------------------------------------------------
+# Memory order: which dimension moves fastest through memory?
+# ---------------------------------------------------------------------------
+def is_non_overlapping_and_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Do the elements fill a block of memory exactly, each position once, in *some* order?
+
+    A contiguous tensor does, and so does its transpose (the same block read
+    column by column); a slice with a step, or an expanded tensor (stride 0),
+    does not.  Dims of size 1 are ignored: their stride never matters.
+
+    >>> is_non_overlapping_and_dense((3, 4), (1, 3))
+    True
+    >>> is_non_overlapping_and_dense((3, 4), (8, 2))
+    False
+    """
+    dims = sorted((d for d in range(len(shape)) if shape[d] > 1), key=lambda d: strides[d])
+    expected = 1
+    for d in dims:
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def memory_order(shape: Sequence[int], *stride_lists: Sequence[int]) -> list:
+    """The dims sorted from the one with the largest strides to the smallest.
+
+    Elementwise work may visit elements in any order, so it visits them in
+    the order the operands are laid out in memory: then a transposed tensor
+    is read (and a new result written) front to back.  This is the rule of
+    PyTorch's TensorIterator.  Two dims are compared by the first operand
+    whose strides tell them apart; a stride of 0 (a broadcast dim) says
+    nothing, and equal strides are broken by the larger size going outward.
+    The sort is stable: dims nothing can tell apart keep their order.
+
+    >>> memory_order((3, 4), (1, 3))        # a transpose: dim 0 moves fastest
+    [1, 0]
+    >>> memory_order((3, 4), (0, 1), (4, 1))
+    [0, 1]
+    """
+    def outer_first(d0: int, d1: int) -> int:
+        """1 if ``d0`` must lie inside ``d1`` (further right), -1 if not, 0 if unknown."""
+        for strides in stride_lists:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    # perm[0] is the innermost dim; start from row-major order and insertion-sort.
+    perm = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(perm)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = outer_first(perm[k], perm[j])
+            if c > 0:
+                perm[k], perm[j] = perm[j], perm[k]
+                j = k
+            elif c < 0:
+                break
+    return perm[::-1]
+
+
+def strides_in_order(shape: Sequence[int], order: Sequence[int]) -> tuple:
+    """Dense strides that lay ``shape`` out in memory in ``order`` (outermost dim first).
+
+    >>> strides_in_order((3, 4), [1, 0])    # column-major
+    (1, 3)
+    """
+    strides = [0] * len(shape)
+    acc = 1
+    for d in reversed(order):
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def preserved_strides(shape: Sequence[int], strides: Sequence[int]) -> tuple:
+    """Strides for a new tensor laid out like an existing one (``preserve_format``).
+
+    ``empty_like``, ``clone`` and ``.to(dtype)`` keep the memory order of their
+    input, as PyTorch does: a dense input's strides are copied exactly; any
+    other input (a slice with a step, an expanded view) gets dense strides
+    in the order of its own.
+
+    >>> preserved_strides((3, 4), (1, 3))
+    (1, 3)
+    >>> preserved_strides((3, 4), (2, 12))   # x.t()[:, ::2]-like: same order, now dense
+    (1, 3)
+    """
+    if is_non_overlapping_and_dense(shape, strides):
+        return tuple(strides)
+    return strides_in_order(shape, memory_order(shape, strides))
+
+
+def elementwise_strides(shape: Sequence[int], *input_strides: Sequence[int]) -> tuple:
+    """Strides of a new elementwise result, from its inputs' (broadcast) strides.
+
+    PyTorch's TensorIterator: if every input is contiguous, so is the result;
+    if every input is dense with the same strides, the result copies them;
+    otherwise the result is dense in the inputs' memory order, so that
+    ``x.t() + y.t()`` is itself a transpose and runs as one pass over memory.
+    ``input_strides`` are already broadcast to ``shape`` (stride 0 where a
+    dim was stretched).
+
+    >>> elementwise_strides((3, 4), (1, 3), (0, 0))
+    (1, 3)
+    >>> elementwise_strides((3, 4), (1, 3), (4, 1))   # the first input decides
+    (1, 3)
+    """
+    if all(is_contiguous(shape, s) for s in input_strides):
+        return contiguous_strides(shape)
+    first = input_strides[0]
+    if all(tuple(s) == tuple(first) for s in input_strides) and \
+            is_non_overlapping_and_dense(shape, first):
+        return tuple(first)
+    return strides_in_order(shape, memory_order(shape, *input_strides))
+
+
+def channels_last_strides(shape: Sequence[int]) -> tuple:
+    """NHWC strides for an (N, C, H, W) shape: the channels of a pixel sit together.
+
+    >>> channels_last_strides((2, 3, 4, 5))
+    (60, 1, 15, 3)
+    """
+    if len(shape) != 4:
+        raise RuntimeError(f"required rank 4 tensor to use channels_last format, got shape "
+                           f"{tuple(shape)}")
+    return strides_in_order(shape, [0, 2, 3, 1])
+
+
+def loop_plan(shape: Sequence[int], *stride_lists: Sequence[int]):
+    """The loops an elementwise kernel runs: dims merged, in memory order.
+
+    The *last* stride list is the output's.  First :func:`coalesce` merges
+    what it can; if more than one dim is left and the output's strides do
+    not already decrease, the dims are sorted into memory order (output
+    first, then the inputs: :func:`memory_order`) and merged again, so the
+    innermost loop walks memory with the smallest steps.  A transposed
+    output written from transposed inputs becomes one contiguous run.
+
+    >>> loop_plan((3, 4), (1, 3), (1, 3))
+    ((12,), ((1,), (1,)))
+    """
+    cshape, cstrides = coalesce(shape, *stride_lists)
+    if len(cshape) > 1:
+        out = cstrides[-1]
+        if any(out[d] < out[d + 1] for d in range(len(out) - 1)):
+            order = memory_order(cshape, out, *cstrides[:-1])
+            cshape, cstrides = coalesce([cshape[d] for d in order],
+                                        *([st[d] for d in order] for st in cstrides))
+    return cshape, cstrides
 
 
 def index_to_position(index: Sequence[int], strides: Sequence[int], offset: int = 0) -> int:

@@ -31,6 +31,7 @@ from .backends import Operand, get_backend
 from .device import CPU, device
 from .dtype import bool_, dtype, float16, float32, int64
 from .layout import contiguous_strides, is_contiguous, numel
+from .memory_format import channels_last
 from .storage import TypedStorage, UntypedStorage
 
 __all__ = ["Tensor", "VersionCounter"]
@@ -101,11 +102,14 @@ class Tensor:
         return t
 
     @classmethod
-    def _empty(cls, shape: tuple, dt: dtype, dev: device = CPU) -> "Tensor":
-        """A new contiguous tensor with uninitialised elements."""
+    def _empty(cls, shape: tuple, dt: dtype, dev: device = CPU,
+               strides: tuple | None = None) -> "Tensor":
+        """A new tensor with uninitialised elements: contiguous, or with the given
+        dense ``strides`` (a permutation of a contiguous layout, same storage size)."""
         backend = get_backend(dev)
         data = backend.allocate(numel(shape), dt.np)
-        return cls._make(UntypedStorage(data, dev), shape, contiguous_strides(shape), 0, dt)
+        return cls._make(UntypedStorage(data, dev), shape,
+                         contiguous_strides(shape) if strides is None else strides, 0, dt)
 
     def _operand(self) -> Operand:
         """What a kernel needs: the buffer and the header that reads it."""
@@ -167,6 +171,13 @@ class Tensor:
         return self.numel() * self.dtype.itemsize
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Row-major with no gaps (or, with ``memory_format=channels_last``, NHWC)."""
+        if memory_format is channels_last:
+            if len(self._shape) != 4:
+                return False
+            order = (0, 2, 3, 1)
+            return is_contiguous(tuple(self._shape[d] for d in order),
+                                 tuple(self._stride[d] for d in order))
         return is_contiguous(self._shape, self._stride)
 
     def untyped_storage(self) -> UntypedStorage:
@@ -410,7 +421,13 @@ class Tensor:
         """
         if dtype is None:
             return f"torch.{_LEGACY_TYPE[self.device.type]}{self.dtype._legacy}Tensor"
-        return self.to(_type_string_to_dtype(dtype))
+        target = _type_string_to_dtype(dtype)
+        kind = getattr(dtype, "_device_type", None)       # a legacy type such as FloatTensor
+        if kind is None and isinstance(dtype, str):
+            kind = "cuda" if dtype.split(".")[-2:-1] == ["cuda"] else "cpu"
+        if kind is not None and kind != self.device.type:
+            return self.to(kind, target)
+        return self.to(target)
 
     # -- printing ------------------------------------------------------------
     def __repr__(self, *, tensor_contents: Any = None) -> str:
@@ -466,6 +483,8 @@ def _type_string_to_dtype(name: Any) -> dtype:
             if legacy == d._legacy + "Tensor":
                 return d
         raise ValueError(f"invalid type: '{name}'")
+    if isinstance(getattr(name, "dtype", None), dtype):      # a legacy type: FloatTensor
+        return name.dtype
     return as_dtype(name)
 
 

@@ -298,7 +298,8 @@ def test_every_differentiable_op_is_in_the_table():
         "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
         "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
         "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite",
-        "floor_divide", "argmax", "argmin", "all", "any", "count_nonzero",
+        "floor_divide", "argmax", "argmin", "all", "any", "count_nonzero", "isclose",
+        "allclose", "equal",
         # aliases of ops that have a row
         "absolute", "arccos", "arcsin", "arctan", "arctan2", "clip", "concat", "concatenate",
         "divide", "fix", "ger", "multiply", "negative", "subtract", "true_divide",

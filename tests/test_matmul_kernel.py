@@ -244,3 +244,68 @@ def test_rejects_bad_arguments():
         batched_matmul(a, b, np.empty((1, 4, 2), np.float32).transpose(0, 2, 1))
     with pytest.raises(ValueError):
         batched_matmul(a[0], b[0], np.empty((2, 4), np.float32))
+
+
+# The outer-product path (_gemm_small_k) takes short K or few rows with a
+# wide, C-contiguous B: the shapes of im2col convolutions.
+@settings(max_examples=40, deadline=None)
+@given(nb=st.sampled_from([1, 2, 3]), m=st.sampled_from([1, 2, 6, 16, 17, 25, 40]),
+       k=st.sampled_from([1, 2, 6, 25, 48, 49, 150]), n=st.sampled_from([64, 65, 511, 513, 1500]),
+       dtype=dtypes, broadcast=st.sampled_from(["none", "a", "b"]),
+       ta=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_short_k_and_few_rows(nb, m, k, n, dtype, broadcast, ta, seed):
+    rng = np.random.default_rng(seed)
+    a = _rand(rng, (1 if broadcast == "a" else nb, m, k), dtype)
+    if ta:                                  # a transposed view (made contiguous inside)
+        a = np.ascontiguousarray(a.transpose(0, 2, 1)).transpose(0, 2, 1)
+    b = _rand(rng, (1 if broadcast == "b" else nb, k, n), dtype)
+    _check(a, b)
+
+
+def test_short_k_path_is_taken_and_falls_back_when_out_overlaps():
+    rng = np.random.default_rng(0)
+    a = _rand(rng, (1, 6, 25), np.float32)
+    b = _rand(rng, (1, 25, 600), np.float32)
+    calls = []
+    original = mm._gemm_small_k
+    try:
+        mm._gemm_small_k = lambda *args: calls.append(1) or original(*args)
+        _check(a, b)
+        assert calls, "the short-K path was not used"
+        calls.clear()
+        big = _rand(rng, (1, 25, 600), np.float32)        # out overlaps b: packed path
+        ones = np.ones((1, 25, 25), np.float32)
+        expect = np.matmul(ones, big)
+        batched_matmul(ones, big, big)
+        assert not calls
+        np.testing.assert_allclose(big, expect, rtol=1e-5, atol=1e-5)
+    finally:
+        mm._gemm_small_k = original
+
+
+# The dot-product path (_gemm_long_k) takes long K with few outputs: the
+# weight gradients of im2col convolutions, B often a transposed view.
+@settings(max_examples=25, deadline=None)
+@given(nb=st.sampled_from([1, 2]), m=st.sampled_from([1, 6, 16]),
+       k=st.sampled_from([4096, 5000, 9001]), n=st.sampled_from([1, 25, 60]),
+       dtype=dtypes, tb=st.booleans(), broadcast=st.sampled_from(["none", "a", "b"]),
+       seed=st.integers(0, 2**32 - 1))
+def test_long_k_few_outputs(nb, m, k, n, dtype, tb, broadcast, seed):
+    rng = np.random.default_rng(seed)
+    a = _rand(rng, (1 if broadcast == "a" else nb, m, k), dtype)
+    nbb = 1 if broadcast == "b" else nb
+    b = _rand(rng, (nbb, n, k), dtype).transpose(0, 2, 1) if tb else _rand(rng, (nbb, k, n), dtype)
+    _check(a, b)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_long_k_splits_k_across_threads(threads):
+    rng = np.random.default_rng(1)
+    a = _rand(rng, (1, 6, 20000), np.float64)
+    b = _rand(rng, (1, 20000, 25), np.float64)
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        _check(a, b)
+    finally:
+        numba.set_num_threads(before)

@@ -279,3 +279,13 @@ def test_clip_grad_norm():
     assert p.grad.max().item() == pytest.approx(0.1)
     vec = nn.utils.parameters_to_vector([p, nn.Parameter(torch.zeros(2))])
     assert vec.shape == (6,)
+
+
+def test_conv2d_output_is_contiguous_like_pytorch():
+    x = torch.randn(2, 3, 8, 8)
+    for bias in (True, False):
+        conv = nn.Conv2d(3, 4, 3, bias=bias)
+        y = conv(x)
+        assert y.is_contiguous() and y.stride() == (144, 36, 6, 1)
+        assert y.view(2, -1).shape == (2, 144)          # the classic flatten works
+    assert F.conv1d(torch.randn(2, 3, 10), torch.randn(4, 3, 3)).is_contiguous()

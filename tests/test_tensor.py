@@ -290,8 +290,50 @@ def test_like_factories():
     assert torch.randint_like(torch.zeros(2), 3, 5).shape == (2,)
     with pytest.raises(NotImplementedError):
         torch.rand_like(torch.tensor([1, 2]))
-    # a like-factory ignores the source's strides: the result is contiguous
-    assert torch.zeros_like(torch.zeros(3, 2).t()).is_contiguous()
+    # a like-factory keeps the source's memory order (preserve_format), as PyTorch does
+    src_t = torch.zeros(3, 2).t()
+    for like in (torch.zeros_like, torch.ones_like, torch.empty_like, torch.rand_like,
+                 torch.randn_like):
+        assert like(src_t).stride() == (1, 2)
+        assert like(src_t, memory_format=torch.contiguous_format).is_contiguous()
+    assert torch.full_like(src_t, 3.0).stride() == (1, 2)
+    assert torch.zeros_like(torch.zeros(3, 1).expand(3, 4)).stride() == (4, 1)
+
+
+def test_memory_formats_follow_pytorch():
+    """Results keep their inputs' memory order (TensorIterator's rule), as in PyTorch."""
+    a, b = torch.ones(4, 3).t(), torch.ones(3, 1)
+    for result in (a + b, b + a, a * 2, a > 0, a.exp(), a.double(), a.clone(), -a,
+                   torch.where(a > 0, a, 0.0), a.sigmoid()):
+        assert result.stride() == (1, 3), result
+    assert (a + a.contiguous()).stride() == (1, 3)          # the first input decides
+    assert (a.contiguous() + a).stride() == (4, 1)
+    assert a.contiguous().stride() == (4, 1) and a.contiguous().is_contiguous()
+    z = torch.ones(4, 1, 3).permute(2, 1, 0)                  # a size-1 dim keeps its stride
+    assert (z + 1).stride() == (1, 3, 3) and z.clone().stride() == (1, 3, 3)
+    sliced = torch.ones(3, 4).t()[:, ::2]                      # not dense: made dense, same order
+    assert sliced.clone().stride() == (1, 4) and torch.empty_like(sliced).stride() == (1, 4)
+    expanded = torch.ones(3, 1).expand(3, 4)
+    assert (expanded + 1).stride() == (4, 1) and expanded.clone().stride() == (4, 1)
+    assert torch.equal(a.exp(), a.contiguous().exp()) and (a + b).tolist() == [[2.0] * 4] * 3
+    # channels_last
+    img = torch.arange(120.0).reshape(2, 3, 4, 5)
+    cl = img.contiguous(memory_format=torch.channels_last)
+    assert cl.stride() == (60, 1, 15, 3) and cl.is_contiguous(memory_format=torch.channels_last)
+    assert not cl.is_contiguous() and torch.equal(cl, img)
+    assert img.to(memory_format=torch.channels_last).stride() == (60, 1, 15, 3)
+    assert (cl * 2).stride() == (60, 1, 15, 3)
+    assert torch.empty_like(img, memory_format=torch.channels_last).stride() == (60, 1, 15, 3)
+    with pytest.raises(RuntimeError, match="preserve memory format is unsupported"):
+        img.contiguous(memory_format=torch.preserve_format)
+    assert repr(torch.preserve_format) == "minitorch.preserve_format"
+    # .grad follows the layout of its (dense) leaf
+    w = torch.ones(4, 3).t().detach().requires_grad_()
+    (w * torch.ones(3, 4)).sum().backward()
+    assert w.grad.stride() == (1, 3)
+    v = torch.ones(4, 3, requires_grad=True)
+    (v.t() * 2).sum().backward()
+    assert v.grad.stride() == (3, 1)
 
 
 def test_new_factories():
@@ -684,3 +726,53 @@ def test_warning_free_basic_usage():
         warnings.simplefilter("error")
         t = torch.arange(6.0).view(2, 3)
         (t * 2 + 1).sum(0).tolist()
+
+
+def test_legacy_tensor_types():
+    """torch.FloatTensor and friends, as old code and the seeds use them."""
+    a = torch.FloatTensor(2, 3)
+    assert a.shape == (2, 3) and a.dtype is torch.float32
+    b = torch.LongTensor([1, 2, 3])
+    assert b.tolist() == [1, 2, 3] and b.type() == "torch.LongTensor"
+    assert isinstance(torch.zeros(2), torch.FloatTensor)
+    assert not isinstance(b, torch.FloatTensor) and isinstance(b, torch.LongTensor)
+    assert isinstance(b, torch.Tensor) and not isinstance(torch.zeros(1), torch.cuda.FloatTensor)
+    assert torch.DoubleTensor([[1, 2]]).dtype is torch.float64
+    assert torch.ByteTensor([1]).dtype is torch.uint8 and torch.BoolTensor([1, 0]).tolist() == [
+        True, False]
+    assert repr(torch.FloatTensor) == "<class 'torch.FloatTensor'>"
+    assert repr(torch.cuda.FloatTensor) == "<class 'torch.cuda.FloatTensor'>"
+    assert b.type(torch.DoubleTensor).dtype is torch.float64
+    assert b.type("torch.IntTensor").dtype is torch.int32
+    with pytest.raises(RuntimeError, match="legacy constructor expects device type: cpu"):
+        torch.FloatTensor(2, device="cuda")
+    try:
+        with pytest.warns(UserWarning, match="set_default_tensor_type.. is deprecated"):
+            torch.set_default_tensor_type(torch.DoubleTensor)
+        assert torch.zeros(1).dtype is torch.float64 and torch.tensor([1.0]).dtype is torch.float64
+        with pytest.warns(UserWarning):
+            torch.set_default_tensor_type("torch.FloatTensor")
+        assert torch.zeros(1).dtype is torch.float32
+        with pytest.warns(UserWarning), pytest.raises(TypeError, match="only floating-point"):
+            torch.set_default_tensor_type(torch.LongTensor)
+    finally:
+        torch.set_default_dtype(torch.float32)
+        torch.set_default_device("cpu")
+
+
+def test_isclose_allclose_equal_match_pytorch():
+    nan, inf = float("nan"), float("inf")
+    a = torch.tensor([1.0, nan, inf, 2.0, -inf])
+    b = torch.tensor([1.0 + 1e-6, nan, inf, 2.1, inf])
+    assert torch.isclose(a, b).tolist() == [True, False, True, False, False]
+    assert torch.isclose(a, b, equal_nan=True).tolist() == [True, True, True, False, False]
+    assert a.isclose(b, atol=0.2).tolist() == [True, False, True, True, False]
+    assert not torch.allclose(a, a) and torch.allclose(a, a, equal_nan=True)
+    assert not torch.equal(a, a) and torch.equal(a[:1], a[:1]) and not torch.equal(a, a[:2])
+    assert torch.isclose(torch.tensor([1, 2]), torch.tensor([1, 3])).tolist() == [True, False]
+    assert torch.equal(torch.tensor([1, 2]), torch.tensor([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="Float did not match Double"):
+        torch.isclose(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64))
+    x = torch.randn(5, 4, dtype=torch.float64)
+    np.testing.assert_array_equal(torch.isclose(x, x * (1 + 1e-7)).numpy(),
+                                  np.isclose(x.numpy(), x.numpy() * (1 + 1e-7)))

@@ -25,6 +25,8 @@ from typing import Any, Sequence
 from . import grad_mode
 from .anomaly_mode import STATE as ANOMALY
 from .graph import AccumulateGrad, edge_of
+from ..layout import is_non_overlapping_and_dense
+from ..tensor import Tensor
 
 __all__ = ["backward", "grad", "accumulate_into_leaf"]
 
@@ -39,7 +41,6 @@ def _as_tuple(x: Any) -> tuple:
 
 def _make_root_grads(outputs: tuple, grad_outputs: tuple, is_grads_batched: bool = False
                      ) -> list:
-    from ..tensor import Tensor
     if len(grad_outputs) == 0:
         grad_outputs = (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
@@ -75,14 +76,36 @@ def accumulate_into_leaf(variable: Any, g: Any, create_graph: bool) -> None:
         else:
             # .grad must not alias a tensor someone else holds, and is detached.
             g = g.detach()
-            if g._base is not None or not g.is_contiguous() or g._storage is variable._storage:
-                g = g.clone()
+            if (g._base is not None or g._storage is variable._storage
+                    or not _obeys_layout_contract(g, variable)):
+                g = _clone_like(g, variable)
             variable._grad = g
     elif create_graph or variable._grad.requires_grad:
         variable._grad = variable._grad + g
     else:
         with grad_mode.no_grad():
             variable._grad.add_(g.detach())
+
+
+def _obeys_layout_contract(g: Any, variable: Any) -> bool:
+    """Is ``g`` laid out as PyTorch promises ``.grad`` will be?
+
+    The gradient of a dense leaf has the leaf's own strides (so the grad of
+    a transposed parameter is transposed too, and an optimizer can walk
+    both in step); any other leaf gets a contiguous gradient.
+    """
+    if is_non_overlapping_and_dense(variable._shape, variable._stride):
+        return all(gs == vs for n, gs, vs in zip(variable._shape, g._stride, variable._stride)
+                   if n != 1)
+    return g.is_contiguous()
+
+
+def _clone_like(g: Any, variable: Any) -> Any:
+    """A copy of ``g`` that obeys the layout contract for ``variable``'s gradient."""
+    dense = is_non_overlapping_and_dense(variable._shape, variable._stride)
+    out = Tensor._empty(g._shape, g.dtype, g.device, variable._stride if dense else None)
+    g._backend.copy(g._operand(), out._operand())
+    return out
 
 
 def _run_tensor_hooks(hooks: Any, g: Any) -> Any:

@@ -29,6 +29,7 @@ from typing import Any
 
 from . import grad_mode
 from .anomaly_mode import is_anomaly_enabled
+from ..tensor import Tensor
 from .graph import Node, edge_of, freed_error
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
@@ -58,18 +59,16 @@ class BackwardCFunction(Node, FunctionCtx):
     """The graph node (and ``ctx``) of one call of a Function."""
 
     _forward_cls: Any = None
-
-    def __init__(self) -> None:
-        Node.__init__(self)
-        self._to_save = ()
-        self._saved: list | None = None
-        self._freed = False
-        self._dirty = ()
-        self._non_differentiable = ()
-        self.materialize_grads = True
-        self.needs_input_grad: tuple = ()
-        self._output_meta: list = []
-        self._edge_pos: tuple = ()
+    # Per-node state, with its defaults on the class (see Node).
+    _to_save: tuple = ()
+    _saved: list | None = None
+    _freed = False
+    _dirty: tuple = ()
+    _non_differentiable: tuple = ()
+    materialize_grads = True
+    needs_input_grad: tuple = ()
+    _output_meta: tuple = ()
+    _edge_pos: tuple = ()
 
     # -- saved tensors -----------------------------------------------------
     @property
@@ -122,7 +121,6 @@ class BackwardCFunction(Node, FunctionCtx):
 
 
 def _zeros_like_meta(meta: Any) -> Any:
-    from ..tensor import Tensor
     shape, dt, dev = meta
     t = Tensor._empty(shape, dt, dev)
     t._backend.fill(t._operand(), 0)
@@ -172,21 +170,26 @@ class Function(metaclass=_FunctionMeta):
 
 def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
     """Run ``cls.forward`` and, if needed, record the node; see the module docstring."""
-    from ..tensor import Tensor
     ctx = cls._backward_cls()
-    recording = grad_mode.STATE.grad_enabled
-    needs = tuple(recording and isinstance(a, Tensor) and a.requires_grad for a in args)
+    state = grad_mode.STATE
+    recording = state.grad_enabled
+    if recording:
+        # requires_grad, read without the property: a leaf that asks for it,
+        # or any tensor with history.
+        needs = tuple(isinstance(a, Tensor) and (a._requires_grad or a.grad_fn is not None)
+                      for a in args)
+        state.grad_enabled = False
+    else:
+        needs = (False,) * len(args)
     ctx.needs_input_grad = needs
-    prev = grad_mode.STATE.grad_enabled
-    grad_mode.STATE.grad_enabled = False
     try:
         outputs = cls.forward(ctx, *args, **kwargs)
     finally:
-        grad_mode.STATE.grad_enabled = prev
+        state.grad_enabled = recording
     dirty = ctx._dirty
     for t in dirty:
         t._bump_version()
-    if not any(needs):
+    if not recording or True not in needs:
         return outputs
     is_tuple = isinstance(outputs, tuple)
     outs = outputs if is_tuple else (outputs,)
@@ -209,17 +212,20 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
             new_outs.append(out)
             continue
         meta.append((out._shape, out.dtype, out.device))
-        if any(out is nd for nd in non_diff):
+        if non_diff and any(out is nd for nd in non_diff):
             new_outs.append(out)
             continue
-        if any(out is d for d in dirty):
+        if dirty and any(out is d for d in dirty):
             if out.grad_fn is None and out._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                    "in-place operation.")
-        elif any(out is a for a in args):
-            # forward returned an input unchanged: the output is a new tensor
-            # object (an alias) so that the input keeps its own history.
-            out = out._alias()
+        else:
+            for a in args:
+                if out is a:
+                    # forward returned an input unchanged: the output is a new
+                    # tensor object (an alias) so the input keeps its history.
+                    out = out._alias()
+                    break
         out.grad_fn = ctx
         out._output_nr = i
         new_outs.append(out)

@@ -64,15 +64,25 @@ class Node:
     # Subclasses name themselves like PyTorch ("MulBackward0").
     _node_name = "Node"
 
+    # Defaults live on the class, so that making a node (once per op while
+    # recording) sets only what differs: a node is created for every op.
+    next_functions: tuple = ()
+    _pre_hooks: dict | None = None           # output_nr -> _HookDict of tensor hooks
+    _retain: dict | None = None              # output_nr -> weakref to tensor
+    _post_hooks: "_HookDict | None" = None
+    _node_pre_hooks: "_HookDict | None" = None
+    _anomaly_trace: str | None = None
+    _metadata: dict | None = None
+
     def __init__(self) -> None:
-        self.next_functions: tuple = ()
         self._seq = next(_sequence)
-        self._pre_hooks: dict | None = None    # output_nr -> _HookDict of tensor hooks
-        self._retain: dict | None = None       # output_nr -> weakref to tensor
-        self._post_hooks: _HookDict | None = None
-        self._node_pre_hooks: _HookDict | None = None
-        self.metadata: dict = {}
-        self._anomaly_trace: str | None = None
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own notes about this node (made on first use)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def name(self) -> str:
         return self._node_name

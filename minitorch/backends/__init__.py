@@ -43,6 +43,9 @@ class Operand(NamedTuple):
     offset: int
 
 
+_cpu_backend = None   # the CPU backend module, imported on first use (it compiles nothing)
+
+
 def get_backend(device: Any):
     """The kernel module for a device ('cpu' or 'cuda').
 
@@ -50,8 +53,11 @@ def get_backend(device: Any):
     and the device is made current (``cuda:N`` must exist).
     """
     if device.type == "cpu":
-        from .cpu import backend
-        return backend
+        global _cpu_backend
+        if _cpu_backend is None:
+            from .cpu import backend
+            _cpu_backend = backend
+        return _cpu_backend
     try:
         from .cuda import backend as cuda_backend  # imports numba.cuda on first use
     except ImportError as e:

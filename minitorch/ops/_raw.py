@@ -15,7 +15,10 @@ import numpy as np
 from ..backends import Operand
 from ..backends import scalar_ops as S
 from ..dtype import bool_, dtype, float16, float32, int64, result_type
-from ..layout import broadcast_shapes, expand_strides, numel
+from ..layout import (broadcast_shapes, channels_last_strides, contiguous_strides,
+                      elementwise_strides, expand_strides, is_contiguous, numel,
+                      preserved_strides)
+from ..memory_format import channels_last, contiguous_format, preserve_format
 from ..tensor import Tensor
 
 Number = (int, float, bool, np.number, np.bool_)
@@ -26,6 +29,11 @@ def is_number(x: Any) -> bool:
 
 
 def check_same_device(*tensors: Any) -> None:
+    if len(tensors) == 2:
+        a, b = tensors
+        if (not isinstance(a, Tensor) or not isinstance(b, Tensor) or a.device is b.device
+                or a.device == b.device):
+            return           # at most one device involved
     devs = {t.device for t in tensors if isinstance(t, Tensor) and (t.dim() > 0 or
                                                                    t.device.type != "cpu")}
     if len(devs) > 1:
@@ -34,8 +42,46 @@ def check_same_device(*tensors: Any) -> None:
                            f"two devices, {a} and {b}!")
 
 
-def empty(shape: tuple, dt: dtype, device: Any) -> Tensor:
-    return Tensor._empty(tuple(shape), dt, device)
+def empty(shape: tuple, dt: dtype, device: Any, strides: tuple | None = None) -> Tensor:
+    return Tensor._empty(tuple(shape), dt, device, strides)
+
+
+def empty_like(t: Tensor, dt: dtype | None = None, device: Any = None,
+               memory_format: Any = None) -> Tensor:
+    """A new tensor shaped like ``t``, laid out by ``memory_format`` (default: like ``t``)."""
+    return empty(t._shape, dt or t.dtype, device or t.device,
+                 layout_strides(t, memory_format))
+
+
+def layout_strides(t: Tensor, memory_format: Any = None) -> tuple | None:
+    """The strides ``memory_format`` gives a copy of ``t`` (None: contiguous)."""
+    if memory_format is None or memory_format is preserve_format:
+        if is_contiguous(t._shape, t._stride):
+            return None
+        return preserved_strides(t._shape, t._stride)
+    if memory_format is contiguous_format:
+        return None
+    if memory_format is channels_last:
+        return channels_last_strides(t._shape)
+    raise TypeError(f"memory_format must be a minitorch.memory_format, not {memory_format!r}")
+
+
+def empty_elementwise(shape: tuple, dt: dtype, device: Any, *inputs: Any) -> Tensor:
+    """The result of an elementwise op over ``inputs`` (tensors or numbers).
+
+    It is laid out in the tensor inputs' memory order, as in PyTorch, so the
+    sum of two transposes is a transpose, computed as one pass over memory
+    (see :func:`minitorch.layout.elementwise_strides`).
+    """
+    plain = contiguous_strides(shape)
+    if all(not isinstance(x, Tensor) or not x._shape or (x._stride == plain and x._shape == shape)
+           for x in inputs):
+        return Tensor._empty(shape, dt, device, plain)     # the common case, decided quickly
+    strides = [expand_strides(x._shape, x._stride, shape)[1] if x._shape != shape else x._stride
+               for x in inputs if isinstance(x, Tensor) and x._shape]
+    if all(is_contiguous(shape, s) for s in strides):
+        return empty(shape, dt, device)
+    return empty(shape, dt, device, elementwise_strides(shape, *strides))
 
 
 def compute_dtype(dt: dtype) -> dtype:
@@ -47,7 +93,7 @@ def cast(t: Tensor, dt: dtype) -> Tensor:
     """``t`` converted to dtype ``dt`` (``t`` itself if it already is)."""
     if t.dtype is dt:
         return t
-    out = empty(t._shape, dt, t.device)
+    out = empty_like(t, dt)
     t._backend.copy(t._operand(), out._operand())
     return out
 
@@ -114,7 +160,7 @@ def compare(a: Any, b: Any, op: int) -> Tensor:
     compute = result_type(a, b)
     kernel_dtype = compute_dtype(compute)
     shape = broadcast_shapes(shape_of(a), shape_of(b))
-    out = empty(shape, bool_, device_of(a, b))
+    out = empty_elementwise(shape, bool_, device_of(a, b), a, b)
     backend = out._backend
     backend.binary(op, as_operand(a, kernel_dtype, shape, backend),
                    as_operand(b, kernel_dtype, shape, backend), out._operand(), "compare")
@@ -133,8 +179,8 @@ def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
     check_same_device(a, b)
     shape = broadcast_shapes(shape_of(a), shape_of(b))
     dev = device_of(a, b)
-    target = empty(shape, kernel, dev) if (out is None or out.dtype is not kernel
-                                            or out._shape != shape) else out
+    target = empty_elementwise(shape, kernel, dev, a, b) if (
+        out is None or out.dtype is not kernel or out._shape != shape) else out
     backend = target._backend
     if kernel.is_floating_point:
         family = "arith" if op in _ARITH else "math"
@@ -156,7 +202,7 @@ def unary(x: Tensor, op: int, out_dtype: dtype | None = None, p0: float = 0.0,
     src = cast(x, kernel)
     target_dtype = compute_dtype(result_dtype)
     target = out if (out is not None and out.dtype is target_dtype) else \
-        empty(x._shape, target_dtype, x.device)
+        empty_like(x, target_dtype)
     if integer:
         family = "int"
     else:
@@ -188,7 +234,6 @@ def to_device(t: Tensor, dev: Any) -> Tensor:
     host = t._host_array()
     host = host if host.flags.c_contiguous else host.copy()
     data = get_backend(dev).from_host(host.reshape(-1))
-    from ..layout import contiguous_strides
     return Tensor._make(UntypedStorage(data, dev), t._shape, contiguous_strides(t._shape), 0,
                         t.dtype)
 
@@ -218,7 +263,6 @@ def reduce(x: Tensor, op: str, dims: tuple, keepdim: bool, out_dtype: dtype,
 
 
 def _reshape_contig(t: Tensor, shape: tuple) -> Tensor:
-    from ..layout import contiguous_strides
     return Tensor._make(t._storage, shape, contiguous_strides(shape), t._offset, t.dtype)
 
 

@@ -230,9 +230,11 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
         og = o // groups
         cols_g = cols.reshape(groups, cg * kh * kw, n * oh * ow)
         out = matmul(weight.reshape(groups, og, cg * kh * kw), cols_g)  # (G, og, N*L)
-    out = out.reshape(o, n, oh, ow).permute(1, 0, 2, 3)
+    # Back to (N, O, oh, ow), contiguous as PyTorch returns it (so that
+    # ``out.view(n, -1)`` works); then the bias is added in place.
+    out = out.reshape(o, n, oh, ow).permute(1, 0, 2, 3).contiguous()
     if bias is not None:
-        out = out + bias.reshape(1, o, 1, 1)
+        out = out.add_(bias.reshape(1, o, 1, 1))
     return out if batched else out.squeeze(0)
 
 

@@ -208,10 +208,11 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 # ---------------------------------------------------------------------------
 # filled tensors
 # ---------------------------------------------------------------------------
-def _factory(size: tuple, dt: Any, device: Any, fill: Any) -> Tensor:
+def _factory(size: tuple, dt: Any, device: Any, fill: Any, strides: tuple | None = None
+             ) -> Tensor:
     dt = as_dtype(dt) if dt is not None else get_default_dtype()
     dev = as_device(device)
-    out = Tensor._empty(size, dt, dev)
+    out = Tensor._empty(size, dt, dev, strides)
     if fill is not None and out.numel():
         out._backend.fill(out._operand(), fill)
     return out
@@ -268,33 +269,35 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     return _finish(out, requires_grad)
 
 
-def _like(input: Tensor, dtype: Any, device: Any) -> tuple:
+def _like(input: Tensor, dtype: Any, device: Any, memory_format: Any = None) -> tuple:
+    """Shape, dtype, device and strides of a ``*_like`` result (layout kept by default)."""
     return (input._shape, dtype if dtype is not None else input.dtype,
-            device if device is not None else input.device)
+            device if device is not None else input.device,
+            _raw.layout_strides(input, memory_format))
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    shape, dt, dev = _like(input, dtype, device)
-    return _finish(_factory(shape, dt, dev, 0), requires_grad)
+    shape, dt, dev, strides = _like(input, dtype, device, memory_format)
+    return _finish(_factory(shape, dt, dev, 0, strides), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    shape, dt, dev = _like(input, dtype, device)
-    return _finish(_factory(shape, dt, dev, 1), requires_grad)
+    shape, dt, dev, strides = _like(input, dtype, device, memory_format)
+    return _finish(_factory(shape, dt, dev, 1, strides), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    shape, dt, dev = _like(input, dtype, device)
-    return _finish(_factory(shape, dt, dev, None), requires_grad)
+    shape, dt, dev, strides = _like(input, dtype, device, memory_format)
+    return _finish(_factory(shape, dt, dev, None, strides), requires_grad)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    shape, dt, dev = _like(input, dtype, device)
-    return _finish(_factory(shape, dt, dev, fill_value), requires_grad)
+    shape, dt, dev, strides = _like(input, dtype, device, memory_format)
+    return _finish(_factory(shape, dt, dev, fill_value, strides), requires_grad)
 
 
 # ---------------------------------------------------------------------------
@@ -616,23 +619,36 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    shape, dt, dev = _like(input, dtype, device)
-    return rand(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    shape, dt, dev, strides = _like(input, dtype, device, memory_format)
+    return _relaid(rand(shape, dtype=dt, device=dev, requires_grad=requires_grad), strides)
 
 
 def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:
-    shape, dt, dev = _like(input, dtype, device)
-    return randn(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    shape, dt, dev, strides = _like(input, dtype, device, memory_format)
+    return _relaid(randn(shape, dtype=dt, device=dev, requires_grad=requires_grad), strides)
 
 
 def randint_like(input: Tensor, low: int = 0, high: Any = None, *, dtype: Any = None,
-                 device: Any = None, requires_grad: bool = False) -> Tensor:
-    shape, dt, dev = _like(input, dtype, device)
+                 device: Any = None, requires_grad: bool = False,
+                 memory_format: Any = None) -> Tensor:
+    shape, dt, dev, strides = _like(input, dtype, device, memory_format)
     if high is None:
         low, high = 0, low
-    return randint(low, high, shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _relaid(randint(low, high, shape, dtype=dt, device=dev,
+                           requires_grad=requires_grad), strides)
+
+
+def _relaid(t: Tensor, strides: tuple | None) -> Tensor:
+    """A fresh (leaf) tensor's storage read with the dense ``strides`` of a ``*_like`` layout.
+
+    The random stream fills the storage in order; the strides only say which
+    index each value lands at, as when PyTorch fills a non-contiguous result.
+    """
+    if strides is None:
+        return t
+    return _finish(Tensor._make(t._storage, t._shape, strides, 0, t.dtype), t.requires_grad)
 
 
 # ---------------------------------------------------------------------------

@@ -13,12 +13,14 @@ the output gradient summed over the stretched dims (``sum_to_shape``).
 from __future__ import annotations
 
 import math
+import builtins
 from typing import Any, Callable
 
 from ..autograd.function import Function
 from ..autograd import grad_mode
 from ..backends import scalar_ops as S
 from ..dtype import bool_, float32, get_default_dtype, result_type, can_cast, int64
+from ..layout import broadcast_shapes
 from ..tensor import Tensor
 from . import _raw
 from .views import sum_to_shape
@@ -28,7 +30,8 @@ __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder
            "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
            "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
            "isnan", "isinf", "isfinite", "inplace", "lerp", "addcmul", "addcdiv",
-           "copysign", "hypot", "xlogy", "nan_to_num", "square", "float_power"]
+           "copysign", "hypot", "xlogy", "nan_to_num", "square", "float_power", "isclose",
+           "allclose", "equal"]
 
 
 def _float_result(x: Any) -> Any:
@@ -886,6 +889,47 @@ def isfinite(input: Tensor) -> Tensor:
     return _raw.unary(input, S.IS_FINITE, bool_)
 
 
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """``|input - other| <= atol + rtol * |other|`` elementwise (a bool tensor).
+
+    Equal values are always close (so are infinities of the same sign); NaN is
+    close to NaN only with ``equal_nan``.  Both tensors must have one dtype.
+    """
+    if isinstance(other, Tensor) and input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype._legacy} did not match {other.dtype._legacy}")
+    if rtol < 0 or atol < 0:
+        raise RuntimeError(f"{'rtol' if rtol < 0 else 'atol'} must be greater than or equal to "
+                           f"zero, but got {rtol if rtol < 0 else atol}")
+    with grad_mode.no_grad():
+        close = eq(input, other)
+        if equal_nan and input.dtype.is_floating_point:
+            close = logical_or(close, logical_and(isnan(input), isnan(other)))
+        if input.dtype is not bool_ and (rtol or atol):
+            x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
+            y = other if not isinstance(other, Tensor) or other.dtype.is_floating_point \
+                else other.to(get_default_dtype())
+            error = sub(x, y).abs()
+            allowed = add(mul(abs(y) if isinstance(y, Tensor) else builtins.abs(y), rtol), atol)
+            close = logical_or(close, logical_and(isfinite(error), le(error, allowed)))
+    return close
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """True if every element is close (see :func:`isclose`); a Python bool."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True if both have the same shape and equal elements (NaN is never equal)."""
+    _raw.check_same_device(input, other)
+    if input._shape != other._shape:
+        return False
+    with grad_mode.no_grad():
+        return bool(eq(input, other).all().item())
+
+
 # ---------------------------------------------------------------------------
 # where
 # ---------------------------------------------------------------------------
@@ -902,7 +946,8 @@ class Where(Function):
         # into nan.  The kernel selects instead.
         dt = result_type(a, b)
         shape = _broadcast3(cond, a, b)
-        out = _raw.empty(shape, _raw.compute_dtype(dt), _raw.device_of(cond, a, b))
+        out = _raw.empty_elementwise(shape, _raw.compute_dtype(dt), _raw.device_of(cond, a, b),
+                                     cond, a, b)
         backend = out._backend
         kdt = out.dtype
         backend.where(_raw.broadcast_operand(cond, shape), _raw.as_operand(a, kdt, shape, backend),
@@ -918,7 +963,6 @@ class Where(Function):
 
 
 def _broadcast3(*xs: Any) -> tuple:
-    from ..layout import broadcast_shapes
     return broadcast_shapes(*[_raw.shape_of(x) for x in xs])
 
 

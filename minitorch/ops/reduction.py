@@ -18,6 +18,7 @@ import math
 from typing import Any, Sequence
 
 from ..autograd.function import Function
+from ..backends import scalar_ops as S
 from ..dtype import bool_, dtype as dtype_cls, float32, int64, get_default_dtype, as_dtype
 from ..layout import normalize_dim, normalize_dims, numel
 from ..tensor import Tensor
@@ -135,7 +136,6 @@ class Mean(Function):
         n = numel([x._shape[d] for d in dims])
         ctx.n = n
         s = _raw.reduce(x, "sum", dims, keepdim, x.dtype)
-        from ..backends import scalar_ops as S
         return _raw.arith(s, float(n) if n else math.nan, S.DIV, out=s) if n else \
             _raw.arith(s, math.nan, S.MUL, out=s)
 
@@ -558,7 +558,6 @@ class LogSumExp(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
-        from ..backends import scalar_ops as S
         m = _stable_max(x, dims)
         e = _raw.unary(_raw.arith(x, m, S.SUB), S.EXP)
         s = _raw.reduce(e, "sum", dims, True, x.dtype)
@@ -589,7 +588,6 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, dim: int) -> Tensor:
-        from ..backends import scalar_ops as S
         m = _stable_max(x, (dim,))
         e = _raw.unary(_raw.arith(x, m, S.SUB), S.EXP)
         s = _raw.reduce(e, "sum", (dim,), True, x.dtype)
@@ -609,7 +607,6 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, dim: int) -> Tensor:
-        from ..backends import scalar_ops as S
         m = _stable_max(x, (dim,))
         shifted = _raw.arith(x, m, S.SUB)
         s = _raw.reduce(_raw.unary(shifted, S.EXP), "sum", (dim,), True, x.dtype)

@@ -15,6 +15,7 @@ from ..autograd import engine
 from ..device import as_device
 from ..dtype import as_dtype, bool_, float16, float32, float64, int32, int64, uint8, int16, int8
 from ..layout import numel
+from ..memory_format import preserve_format
 from ..tensor import Tensor
 from . import _raw, creation, elementwise as ew, indexing, linalg, reduction as rd, views as vw
 
@@ -46,6 +47,7 @@ _METHODS = {
     "arctan2": ew.atan2, "hypot": ew.hypot, "copysign": ew.copysign, "xlogy": ew.xlogy,
     "lerp": ew.lerp, "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "nan_to_num": ew.nan_to_num,
     "float_power": ew.float_power,
+    "isclose": ew.isclose, "allclose": ew.allclose, "equal": ew.equal,
     "eq": ew.eq, "ne": ew.ne, "lt": ew.lt, "le": ew.le, "gt": ew.gt, "ge": ew.ge,
     "greater": ew.gt, "greater_equal": ew.ge, "less": ew.lt, "less_equal": ew.le,
     "not_equal": ew.ne, "logical_and": ew.logical_and, "logical_or": ew.logical_or,
@@ -305,7 +307,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     dev = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     for a in args:
         if isinstance(a, Tensor):
             dt, dev = a.dtype, a.device
@@ -328,6 +330,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         dev = as_device(dev)
         if dev != out.device:
             out = ToCopy.apply(out, None, dev)
+    if memory_format is not None and memory_format is not preserve_format:
+        out = out.contiguous(memory_format=memory_format)
     if copy and out is self:
         out = self.clone()
     return out

@@ -20,6 +20,7 @@ from ..autograd.function import Function
 from ..layout import (contiguous_strides, expand_strides, infer_size, is_contiguous,
                       normalize_dim, normalize_dims, numel, storage_span, view_strides)
 from ..tensor import Size, Tensor
+from ..memory_format import contiguous_format, preserve_format
 from . import _raw
 
 __all__ = ["view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
@@ -82,8 +83,9 @@ class _UnsafeView(Function):
         return reshape(g, ctx.in_shape), None
 
 
-def _copy(x: Tensor) -> Tensor:
-    out = _raw.empty(x._shape, x.dtype, x.device)
+def _copy(x: Tensor, memory_format: Any = None) -> Tensor:
+    """A copy of ``x`` laid out by ``memory_format`` (default: in ``x``'s own memory order)."""
+    out = _raw.empty_like(x, memory_format=memory_format)
     x._backend.copy(x._operand(), out._operand())
     return out
 
@@ -592,23 +594,28 @@ class Clone(Function):
     _backward_name = "CloneBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor) -> Tensor:
-        return _copy(x)
+    def forward(ctx: Any, x: Tensor, memory_format: Any = None) -> Tensor:
+        return _copy(x, memory_format)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor):
-        return g
+        return g, None
 
 
 def clone(x: Tensor, *, memory_format: Any = None) -> Tensor:
-    return Clone.apply(x)
+    """A copy with its own storage; by default laid out like ``x`` (``preserve_format``)."""
+    return Clone.apply(x, memory_format)
 
 
-def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
-    """``x`` itself if already contiguous, else a contiguous copy."""
-    if x.is_contiguous():
+def contiguous(x: Tensor, memory_format: Any = contiguous_format) -> Tensor:
+    """``x`` itself if already contiguous (in ``memory_format``), else a contiguous copy."""
+    if memory_format is None:
+        memory_format = contiguous_format
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if x.is_contiguous(memory_format=memory_format):
         return x
-    return Clone.apply(x)
+    return Clone.apply(x, memory_format)
 
 
 def detach(x: Tensor) -> Tensor:

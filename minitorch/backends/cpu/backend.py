@@ -11,12 +11,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ...layout import coalesce, contiguous_strides, numel
+from ...layout import coalesce, contiguous_strides, loop_plan, numel
 from .. import Operand
 from . import elementwise as ew
 from . import matmul as mm
 from . import random as rk
 from . import reduce as rd
+from . import vmath as vm
 
 _F16 = np.dtype(np.float16)
 _I64 = np.int64
@@ -52,8 +53,8 @@ def numpy_view(op: Operand) -> np.ndarray:
 
 
 def _plan(shape, *strides):
-    """Coalesced shape and strides; a single element becomes shape (1,), stride 1."""
-    cshape, cstrides = coalesce(shape, *strides)
+    """Loop shape and strides (layout.loop_plan); a single element becomes shape (1,), stride 1."""
+    cshape, cstrides = loop_plan(shape, *strides)
     if not cshape:
         return (1,), tuple((1,) for _ in strides)
     return cshape, cstrides
@@ -144,12 +145,19 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
     if n == 0:
         return
     contiguous_kernel, strided_kernel = _UNARY[family]
-    shape, (sa, so) = _plan(out.shape, a.strides, out.strides)
     extra = () if family == "int" else (float(p0), float(p1))
+    if a.strides == out.strides == contiguous_strides(out.shape) and (
+            family != "math" or op not in vm.OPS):
+        contiguous_kernel(op, _flat(a, 1, n), _flat(out, 1, n), *extra)   # no planning needed
+        return
+    shape, (sa, so) = _plan(out.shape, a.strides, out.strides)
     if strided_kernel is not None and not (len(shape) == 1 and sa[0] == 1 and so[0] == 1):
         strided_kernel(op, a.data, a.offset, _arr(sa), out.data, out.offset, _arr(so),
                        _arr(shape), *extra)
         return
+    if (family == "math" and op in vm.OPS and out.data.dtype in vm.DTYPES
+            and a.data.dtype == out.data.dtype):
+        contiguous_kernel = vm.unary_contiguous   # exp/sigmoid/tanh, vectorised (vmath.py)
     flat_a, step = _contiguous_input(a, shape, sa)
     if step == 0:   # one value repeated: compute it once, then broadcast it
         one = np.empty(1, out.data.dtype)
@@ -174,6 +182,14 @@ def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith")
     if n == 0:
         return
     contiguous_kernel, strided_kernel = _BINARY[family]
+    plain = contiguous_strides(out.shape)
+    if out.strides == plain:
+        # The commonest calls: plain arrays of one shape, or one of them a
+        # single repeated value (``x * 2``): no planning needed.
+        ra, rb = a.strides == plain, b.strides == plain
+        if (ra or not any(a.strides)) and (rb or not any(b.strides)) and (ra or rb or n == 1):
+            contiguous_kernel(op, _flat(a, int(ra), n), _flat(b, int(rb), n), _flat(out, 1, n))
+            return
     shape, (sa, sb, so) = _plan(out.shape, a.strides, b.strides, out.strides)
     one_run = (len(shape) == 1 and so[0] == 1 and sa[0] in (0, 1) and sb[0] in (0, 1)
                and (sa[0] or sb[0] or n == 1))
@@ -215,12 +231,25 @@ def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarra
 
     ``out_idx`` receives the index along the reduced dims of the chosen element
     (for max/min/argmax/argmin).  Sums and products accumulate in float64 or
-    int64 and are converted when stored.
+    int64 and are converted when stored.  Column sums, maxima and minima (the
+    kept inner dim contiguous or nearly so, the reduced dim not) run
+    ``reduce_cols``; everything else runs ``reduce_strided`` (see
+    :mod:`minitorch.backends.cpu.reduce`).
     """
     code = REDUCE_OPS[op]
+    if out_idx is not None:
+        # Values and indices (x.max(dim)): the fold that tracks the index.
+        code = {rd.MAX: rd.ARGMAX, rd.MIN: rd.ARGMIN}.get(code, code)
+    indexed = code in (rd.ARGMAX, rd.ARGMIN)
     keep = [d for d in range(len(a.shape)) if d not in dims]
+    red = list(dims)
+    if not indexed:
+        # A value reduction may visit its elements in any order, so visit them
+        # in memory order (largest stride outermost, a broadcast dim outside
+        # everything): then x.T.sum() is one contiguous run, not a column walk.
+        red.sort(key=lambda d: -a.strides[d] if a.strides[d] else -np.inf)
     keep_shape, (keep_st,) = coalesce([a.shape[d] for d in keep], [a.strides[d] for d in keep])
-    red_shape, (red_st,) = coalesce([a.shape[d] for d in dims], [a.strides[d] for d in dims])
+    red_shape, (red_st,) = coalesce([a.shape[d] for d in red], [a.strides[d] for d in red])
     n_out = numel(keep_shape)
     n_red = numel(red_shape)
     if n_out == 0:
@@ -233,17 +262,32 @@ def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarra
     else:
         acc0 = np.float64(0.0) if floating else np.int64(0)
     if out_idx is None:
-        out_idx = np.empty(n_out, _I64)
+        out_idx = np.empty(0, _I64)      # only argmax/argmin write indices
     if not red_shape:
         red_shape, red_st = (1,), (0,)
         if n_red == 0:
             red_shape = (0,)
-    if (code == rd.SUM and floating and len(keep_shape) == 1 and keep_st[0] == 1
-            and len(red_shape) == 1 and red_st[0] != 1 and n_red > 1):
-        # Column sums: add whole rows instead of walking down each column.
-        rd.sum_rows(a.data, a.offset, n_red, red_st[0], n_out, out)
+    threads = num_threads()
+    col_step = keep_st[-1] if keep_shape else 0
+    if (code in rd.COL_OPS and 1 <= len(keep_shape) <= 2 and keep_shape[-1] >= rd.MIN_COLS
+            and len(red_shape) == 1 and n_red > 1 and 0 < col_step <= rd.MAX_COL_STEP
+            and col_step < red_st[0]):
+        # Column reductions (x.sum(0)): the kept inner dim is (nearly)
+        # contiguous and the reduced dim is not, so add whole rows into a block
+        # of accumulators instead of walking down each column.  Columns a few
+        # elements apart (x[:, ::2].sum(0)) are reduced with the columns
+        # between them, into a temporary, and every col_step-th result kept:
+        # col_step times the arithmetic, but contiguous reads.
+        n_outer, outer_st = (keep_shape[0], keep_st[0]) if len(keep_shape) == 2 else (1, 0)
+        span = (keep_shape[-1] - 1) * col_step + 1
+        dst = out if col_step == 1 else np.empty(n_outer * span, out.dtype)
+        width = rd.plan_cols(n_outer, span, threads)
+        rd.reduce_cols(code, a.data, a.offset, n_outer, outer_st, span, n_red, red_st[0],
+                       width, acc0, dst)
+        if col_step != 1:
+            out.reshape(n_outer, -1)[...] = dst.reshape(n_outer, span)[:, ::col_step]
         return
-    nsplit = rd.plan_split(n_out, n_red, num_threads())
+    nsplit = rd.plan_split(n_out, n_red, threads)
     rd.reduce_strided(code, a.data, a.offset, _arr(keep_shape), _arr(keep_st),
                       _arr(red_shape), _arr(red_st), nsplit, acc0, out, out_idx)
 

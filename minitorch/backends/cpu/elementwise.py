@@ -12,6 +12,12 @@ about broadcasting.  Each family has two kernels:
   into chunks of ``CHUNK`` elements, one per parallel task; each task finds
   its starting multi-index once, then moves like an odometer: run along the
   last dimension, and when a dimension wraps around, carry into the next.
+  Each run along the last dimension is itself checked: when the output and
+  the inputs step by 1 (or an input by 0, a broadcast value) the run is the
+  same simple loop as the contiguous path and vectorises; only truly
+  strided runs take the general loop.  The backend sorts the dimensions
+  into memory order first (:func:`minitorch.layout.memory_order`), so the
+  last dimension is the one that moves fastest through memory.
 
 The op code (``op``) selects the arithmetic inside one compiled kernel; see
 :mod:`minitorch.backends.scalar_ops`.  Ops are grouped in small *families*
@@ -104,6 +110,85 @@ def _total(shape):
 
 
 # ---------------------------------------------------------------------------
+# One run along the last dimension.  ``run`` elements; position and step of
+# each operand.  The special cases are the loops LLVM can vectorise: the
+# slices make every index a plain ``j`` from 0, exactly as in the
+# contiguous kernels.
+# ---------------------------------------------------------------------------
+@njit(inline="always", **_JIT)
+def _copy_run(a, pa, sa, out, po, so, run):
+    if so == 1 and sa == 1:
+        x = a[pa:pa + run]
+        o = out[po:po + run]
+        for j in range(run):
+            o[j] = x[j]
+    elif so == 1 and sa == 0:
+        v = a[pa]
+        o = out[po:po + run]
+        for j in range(run):
+            o[j] = v
+    else:
+        for j in range(run):
+            out[po + j * so] = a[pa + j * sa]
+
+
+@njit(inline="always", **_JIT)
+def _unary_fast_run(op, a, pa, sa, out, po, so, run, p0, p1):
+    if so == 1 and sa == 1:
+        x = a[pa:pa + run]
+        o = out[po:po + run]
+        for j in range(run):
+            o[j] = _unary_fast(op, x[j], p0, p1)
+    else:
+        for j in range(run):
+            out[po + j * so] = _unary_fast(op, a[pa + j * sa], p0, p1)
+
+
+@njit(inline="always", **_JIT)
+def _arith_run(op, a, pa, sa, b, pb, sb, out, po, so, run):
+    if so == 1 and sa == 1 and sb == 1:
+        x = a[pa:pa + run]
+        y = b[pb:pb + run]
+        o = out[po:po + run]
+        for j in range(run):
+            o[j] = _arith(op, x[j], y[j])
+    elif so == 1 and sa == 1 and sb == 0:
+        x = a[pa:pa + run]
+        v = b[pb]
+        o = out[po:po + run]
+        for j in range(run):
+            o[j] = _arith(op, x[j], v)
+    elif so == 1 and sa == 0 and sb == 1:
+        u = a[pa]
+        y = b[pb:pb + run]
+        o = out[po:po + run]
+        for j in range(run):
+            o[j] = _arith(op, u, y[j])
+    else:
+        for j in range(run):
+            out[po + j * so] = _arith(op, a[pa + j * sa], b[pb + j * sb])
+
+
+@njit(inline="always", **_JIT)
+def _compare_run(op, a, pa, sa, b, pb, sb, out, po, so, run):
+    if so == 1 and sa == 1 and sb == 1:
+        x = a[pa:pa + run]
+        y = b[pb:pb + run]
+        o = out[po:po + run]
+        for j in range(run):
+            o[j] = _compare(op, x[j], y[j])
+    elif so == 1 and sa == 1 and sb == 0:
+        x = a[pa:pa + run]
+        v = b[pb]
+        o = out[po:po + run]
+        for j in range(run):
+            o[j] = _compare(op, x[j], v)
+    else:
+        for j in range(run):
+            out[po + j * so] = _compare(op, a[pa + j * sa], b[pb + j * sb])
+
+
+# ---------------------------------------------------------------------------
 # Copy (with cast): out = a, converted to out's dtype by the store.
 # ---------------------------------------------------------------------------
 @njit(**_PARALLEL)
@@ -130,9 +215,7 @@ def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape):
         i = start
         while i < stop:
             run = min(shape[last] - idx[last], stop - i)
-            sa, so = a_st[last], o_st[last]
-            for j in range(run):
-                out[po + j * so] = a[pa + j * sa]
+            _copy_run(a, pa, a_st[last], out, po, o_st[last], run)
             i += run
             pa, pb, po = _advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
 
@@ -149,9 +232,7 @@ def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1):
         i = start
         while i < stop:
             run = min(shape[last] - idx[last], stop - i)
-            sa, so = a_st[last], o_st[last]
-            for j in range(run):
-                out[po + j * so] = _unary_fast(op, a[pa + j * sa], p0, p1)
+            _unary_fast_run(op, a, pa, a_st[last], out, po, o_st[last], run, p0, p1)
             i += run
             pa, pb, po = _advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
 
@@ -259,9 +340,7 @@ def arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape):
         i = start
         while i < stop:
             run = min(shape[last] - idx[last], stop - i)
-            sa, sb, so = a_st[last], b_st[last], o_st[last]
-            for j in range(run):
-                out[po + j * so] = _arith(op, a[pa + j * sa], b[pb + j * sb])
+            _arith_run(op, a, pa, a_st[last], b, pb, b_st[last], out, po, o_st[last], run)
             i += run
             pa, pb, po = _advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
 
@@ -278,9 +357,7 @@ def compare_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape)
         i = start
         while i < stop:
             run = min(shape[last] - idx[last], stop - i)
-            sa, sb, so = a_st[last], b_st[last], o_st[last]
-            for j in range(run):
-                out[po + j * so] = _compare(op, a[pa + j * sa], b[pb + j * sb])
+            _compare_run(op, a, pa, a_st[last], b, pb, b_st[last], out, po, o_st[last], run)
             i += run
             pa, pb, po = _advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
 

@@ -7,18 +7,67 @@ index) and the *reduced* dims (folded into that output element)::
     x: (4, 5, 6), reduce dims (1,)  ->  kept (4, 6) with strides (30, 1)
                                         reduced (5,) with stride (6,)
 
-Each output element is the fold of its reduced elements.  When there are
-few outputs but many elements per output (``x.sum()`` of a big tensor has
-one output), one task per output would leave cores idle, so each output's
-reduced range is cut into ``nsplit`` segments that run in parallel, and the
-partial results are combined at the end.
+Each output element is the fold of its reduced elements.  Two kernels do the
+folding, chosen by where the contiguous memory is:
+
+* :func:`reduce_strided`: one task per output element.  It walks the
+  reduced elements in *runs* along the innermost reduced dim.  When that dim
+  has stride 1 (``x.sum()``, ``x.sum(1)`` of a matrix) each run is a plain
+  slice of memory, folded by a tight loop per op that LLVM vectorises
+  (``_fold_run``).  A strided run is first copied into a small contiguous
+  buffer (``_gather``), then folded the same way.
+* :func:`reduce_cols`: the reduced dim lies *outside* a contiguous kept dim
+  (``x.sum(0)`` of a matrix: one output per column, each column strided).
+  Walking down each column would jump through memory, so a task instead
+  takes a block of columns and adds whole rows into a block of
+  accumulators: every read is contiguous.  Only sum, max and min
+  (``COL_OPS``) have this kernel; the backend sends other column
+  reductions to :func:`reduce_strided`.
+
+For the ops that may meet their elements in any order (all but argmax and
+argmin, which return the *first* index of the extremum), the backend also
+puts the reduced dims in memory order, so that ``x.T.sum()`` is one
+contiguous run too.
+
+When there are few outputs but many elements per output (``x.sum()`` of a
+big tensor has one output), one task per output would leave cores idle, so
+each output's reduced range is cut into ``nsplit`` segments that run in
+parallel, and the partial results are combined at the end.
 
 Accumulators are wider than the data: float sums run in float64 and integer
 sums in int64, which is what ``acc0`` (the starting value) sets.
+
+**Why the fast loops are fast.**  A sum loop ``acc += x[j]`` is one long
+chain: each addition waits for the previous one (about 4 cycles), so the CPU
+adds one number every 4 cycles although it could start several additions
+per cycle, each on a vector of 4 to 8 numbers.  To break the chain LLVM has
+to keep several partial sums (a vector of them, or a few vectors) and add
+them up at the end, which changes the order of the additions.  For floats
+that changes the rounding, so LLVM may do it only when told it may
+*reassociate*: the kernels here are compiled with ``fastmath={"reassoc"}``
+and nothing else (no ``nnan``: NaN checks must keep working).  The result
+is like NumPy's pairwise sum: not bit-for-bit the left-to-right fold, and
+usually more accurate.  Three details make LLVM's vectoriser take a loop:
+
+* the loop body is one op: the ``if op == ...`` sits outside the loop, not
+  inside it;
+* the loop reads a *slice*, ``seg = x[p:p + n]`` and ``seg[j]``: with
+  ``x[p + j]`` Numba must check for a negative index on every read
+  (``p + j`` might be negative, and negative indices count from the end),
+  and that check stops the vectoriser from seeing consecutive reads;
+* ``if`` becomes a select: ``acc += v if v == v else 0`` rather than
+  ``if v == v: acc += v``.
+
+Max and min need one more piece: PyTorch's max lets a NaN win, and LLVM
+vectorises a max loop only when it recognises the operation.  ``_maximum``
+and ``_minimum`` emit LLVM's own NaN-propagating ``llvm.maximum`` (and the
+integer ``smax``/``umax``), which it does recognise.
 """
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 SUM = 0
 PROD = 1
@@ -31,36 +80,66 @@ ANY = 7
 NANSUM = 8
 
 _SPLIT_GRAIN = 32768   # reduced elements per parallel segment when splitting
+_TASK_GRAIN = 16384    # elements per parallel chunk of tasks in reduce_strided
+GATHER = 1024          # elements of a strided run copied at a time (see _gather)
+COL_BLOCK = 1024       # most columns per task in reduce_cols (float64 acc: 8 KiB, stays in L1)
+MIN_COLS = 8           # fewer kept columns than this: reduce_strided walks each column instead
+MAX_COL_STEP = 4       # reduce_cols also takes columns up to this far apart (see the backend)
+
+# The ops reduce_cols handles.  Each op is one more loop for LLVM to compile
+# in every signature of the kernel, so only the common column reductions
+# (x.sum(0), mean, bias gradients; max for softmax over dim 0) are here.
+COL_OPS = (SUM, MAX, MIN)
+
+# Let LLVM reorder float sums and products (see the module docstring).
+_FAST = dict(parallel=True, cache=True, fastmath={"reassoc"})
 
 
-@njit(inline="always", cache=True)
-def _step(op, acc, acc_i, v, r, first):
-    """Fold value ``v`` (at reduced index ``r``) into ``(acc, acc_i)``."""
-    if op == SUM:
-        acc += v
-    elif op == NANSUM:
-        if v == v:
-            acc += v
-    elif op == PROD:
-        acc *= v
-    elif op == MAX or op == ARGMAX:
-        # NaN wins and stays: PyTorch's max propagates NaN.
-        if first or (acc == acc and (v != v or v > acc)):
-            acc = v
-            acc_i = r
-    elif op == MIN or op == ARGMIN:
-        if first or (acc == acc and (v != v or v < acc)):
-            acc = v
-            acc_i = r
-    elif op == ALL:
-        if v == 0:
-            acc = 0
-    elif op == ANY:
-        if v != 0:
-            acc = 1
-    return acc, acc_i
+# ---------------------------------------------------------------------------
+# max / min as single LLVM operations.
+# ---------------------------------------------------------------------------
+def _emit_minmax(context, builder, sig, args, float_name, signed_name, unsigned_name):
+    """Call the LLVM intrinsic for ``a`` and ``b`` (``b`` converted to a's type)."""
+    ty = sig.args[0]
+    lty = context.get_value_type(ty)
+    b = context.cast(builder, args[1], sig.args[1], ty)
+    if isinstance(ty, types.Float):
+        name = float_name
+    elif isinstance(ty, types.Integer) and ty.signed:
+        name = signed_name
+    else:                      # unsigned integers and booleans
+        name = unsigned_name
+    fn = builder.module.declare_intrinsic(name, [lty], ir.FunctionType(lty, [lty, lty]))
+    return builder.call(fn, [args[0], b])
 
 
+@intrinsic
+def _maximum(typingctx, a, b):
+    """``max(a, b)`` in a's type, NaN winning (``llvm.maximum``; ``smax``/``umax`` for ints)."""
+    if not isinstance(a, (types.Float, types.Integer, types.Boolean)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _emit_minmax(context, builder, sig, args, "llvm.maximum", "llvm.smax",
+                            "llvm.umax")
+    return a(a, b), codegen
+
+
+@intrinsic
+def _minimum(typingctx, a, b):
+    """``min(a, b)`` in a's type, NaN winning (``llvm.minimum``; ``smin``/``umin`` for ints)."""
+    if not isinstance(a, (types.Float, types.Integer, types.Boolean)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _emit_minmax(context, builder, sig, args, "llvm.minimum", "llvm.smin",
+                            "llvm.umin")
+    return a(a, b), codegen
+
+
+# ---------------------------------------------------------------------------
+# Folding: two partial results, one run, four rows at once.
+# ---------------------------------------------------------------------------
 @njit(inline="always", cache=True)
 def _combine(op, acc, acc_i, v, vi):
     """Merge two partial results; ``(acc, acc_i)`` comes from earlier indices."""
@@ -83,12 +162,129 @@ def _combine(op, acc, acc_i, v, vi):
     return acc, acc_i
 
 
-@njit(parallel=True, cache=True)
+@njit(inline="always", cache=True)
+def _fold_run(op, seg, acc, acc_i, r):
+    """Fold the contiguous 1-D run ``seg``, whose first element has reduced index ``r``.
+
+    Returns the new ``(acc, acc_i)``.  Each op has its own loop with a
+    one-line body, so LLVM vectorises each.  Sums and products add into
+    ``acc``'s wider type (float32 elements are converted to float64 on the
+    way, a vector at a time); nansum adds 0 in place of a NaN.  All and any
+    only remember whether some element was zero / nonzero: an OR over the
+    run.
+
+    Max and min (and argmax, argmin) run in the data's own type (twice as
+    many float32 as float64 fit in a vector) and need ``acc`` to hold a real
+    element already, not the placeholder ``acc0``.  The run's best value
+    replaces ``acc`` only if it is strictly better (or a NaN, unless ``acc``
+    is one already): on a tie the earlier index stays.  Only then does
+    argmax look for the index, a second, short scan that stops at the first
+    element equal to that value: the first index of the maximum, as PyTorch
+    returns.
+    """
+    n = seg.shape[0]
+    if op == SUM:
+        for j in range(n):
+            acc += seg[j]
+    elif op == NANSUM:
+        for j in range(n):
+            v = seg[j]
+            acc += v if v == v else 0        # a select, not an if: it vectorises
+    elif op == PROD:
+        for j in range(n):
+            acc *= seg[j]
+    elif op == MAX or op == MIN or op == ARGMAX or op == ARGMIN:
+        m = seg[0]
+        if op == MAX or op == ARGMAX:
+            for j in range(1, n):
+                m = _maximum(m, seg[j])
+            better = acc == acc and (m != m or m > acc)
+        else:
+            for j in range(1, n):
+                m = _minimum(m, seg[j])
+            better = acc == acc and (m != m or m < acc)
+        if better:
+            acc = m
+            if op == ARGMAX or op == ARGMIN:
+                j = 0
+                if m == m:
+                    while seg[j] != m:
+                        j += 1
+                else:                            # the first NaN
+                    while seg[j] == seg[j]:
+                        j += 1
+                acc_i = r + j
+    elif op == ALL:
+        zero = False
+        for j in range(n):
+            zero |= seg[j] == 0
+        if zero:
+            acc = 0
+    elif op == ANY:
+        nonzero = False
+        for j in range(n):
+            nonzero |= seg[j] != 0
+        if nonzero:
+            acc = 1
+    return acc, acc_i
+
+
+@njit(inline="always", cache=True)
+def _fold_rows(op, acc, a, b, c, d):
+    """``acc[o] = fold(acc[o], a[o], b[o], c[o], d[o])`` for each column ``o`` (``COL_OPS``).
+
+    Four rows per pass: the accumulator block is loaded and stored once per
+    four rows instead of once per row.  The loop is elementwise (no
+    dependency from one ``o`` to the next), so it vectorises without
+    reordering anything.  Writing ``acc[o] + a[o] + b[o]`` (not
+    ``a[o] + b[o]``) converts each element to ``acc``'s wider type before
+    it is added, so float32 input is summed in float64.
+    """
+    w = acc.shape[0]
+    if op == SUM:
+        for o in range(w):
+            acc[o] = acc[o] + a[o] + b[o] + c[o] + d[o]
+    elif op == MAX:
+        for o in range(w):
+            acc[o] = _maximum(acc[o], _maximum(_maximum(a[o], b[o]), _maximum(c[o], d[o])))
+    elif op == MIN:
+        for o in range(w):
+            acc[o] = _minimum(acc[o], _minimum(_minimum(a[o], b[o]), _minimum(c[o], d[o])))
+
+
+@njit(inline="always", cache=True)
+def _gather(x, pos, n, st, buf):
+    """The ``n`` elements ``x[pos], x[pos + st], ...`` as one contiguous array.
+
+    With ``st == 1`` that is just a slice of ``x``.  Otherwise the elements
+    are copied into ``buf`` first, one at a time (``buf`` is small, so it
+    stays in the L1 cache), and the fold's vector loop then reads them as a
+    contiguous run.  Both branches return the same array type, so the fold
+    after it has a single call site: one inlined copy of each loop to
+    compile, not one for contiguous and one for strided data.
+    """
+    if st == 1:
+        return x[pos:pos + n]
+    for j in range(n):
+        buf[j] = x[pos + j * st]
+    return buf[:n]
+
+
+# ---------------------------------------------------------------------------
+# The kernels.
+# ---------------------------------------------------------------------------
+@njit(**_FAST)
 def reduce_strided(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0,
                    out, out_idx):
     """Reduce ``x`` over the reduced dims into ``out`` (and indices into ``out_idx``).
 
-    ``out`` and ``out_idx`` are contiguous, one element per kept index.
+    ``out`` is contiguous, one element per kept index; ``red_shape`` has at
+    least one dim.  ``out_idx`` receives the index of the chosen element for
+    argmax/argmin (the only ops that need it; for the others it may be
+    empty).  Task ``t`` folds segment ``t % nsplit`` of output ``t // nsplit``;
+    the tasks go to the threads in chunks of about ``_TASK_GRAIN`` elements,
+    so that a thread does not pay for a task's setup (the odometer ``idx``)
+    once per short row.
     """
     n_out = 1
     for d in range(keep_shape.shape[0]):
@@ -96,64 +292,146 @@ def reduce_strided(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit,
     n_red = 1
     for d in range(red_shape.shape[0]):
         n_red *= red_shape[d]
-    nred_dims = red_shape.shape[0]
+    last = red_shape.shape[0] - 1
+    inner_n = red_shape[last]
+    inner_st = red_st[last]
+    need_idx = op == ARGMAX or op == ARGMIN
+    extremum = op == MAX or op == MIN or need_idx
     seg = (n_red + nsplit - 1) // nsplit
-    part = np.full(n_out * nsplit, acc0)
-    part_i = np.zeros(n_out * nsplit, np.int64)
-    part_n = np.zeros(n_out * nsplit, np.int64)
-    for t in prange(n_out * nsplit):
-        o = t // nsplit
-        s = t - o * nsplit
-        r0 = s * seg
-        r1 = min(n_red, r0 + seg)
-        if r0 >= r1:
-            continue
-        # Position of the first reduced element of output o.
-        pos = x_pos
-        rem = o
-        for d in range(keep_shape.shape[0] - 1, -1, -1):
-            pos += (rem % keep_shape[d]) * keep_st[d]
-            rem //= keep_shape[d]
-        idx = np.zeros(max(nred_dims, 1), np.int64)
-        rem = r0
-        for d in range(nred_dims - 1, -1, -1):
-            idx[d] = rem % red_shape[d]
-            rem //= red_shape[d]
-            pos += idx[d] * red_st[d]
-        acc = acc0
-        acc_i = r0
-        r = r0
-        last = nred_dims - 1
-        inner_n = red_shape[last] if nred_dims > 0 else 1
-        inner_st = red_st[last] if nred_dims > 0 else 0
-        while r < r1:
-            start_j = idx[last] if nred_dims > 0 else 0
-            run = min(inner_n - start_j, r1 - r)
-            for j in range(run):
-                acc, acc_i = _step(op, acc, acc_i, x[pos + j * inner_st], r + j, r + j == r0)
-            r += run
-            pos += run * inner_st
-            if nred_dims > 0:
-                idx[last] += run
-                d = last
-                while d > 0 and idx[d] == red_shape[d]:
-                    pos -= red_shape[d] * red_st[d]
-                    idx[d] = 0
-                    d -= 1
-                    idx[d] += 1
-                    pos += red_st[d]
-        part[t] = acc
-        part_i[t] = acc_i
-        part_n[t] = r1 - r0
-    for o in prange(n_out):
-        acc = part[o * nsplit]
-        acc_i = part_i[o * nsplit]
-        for s in range(1, nsplit):
-            t = o * nsplit + s
-            if part_n[t] > 0:
-                acc, acc_i = _combine(op, acc, acc_i, part[t], part_i[t])
-        out[o] = acc
-        out_idx[o] = acc_i
+    n_task = n_out * nsplit
+    per_chunk = max(1, _TASK_GRAIN // max(seg, 1))
+    n_chunk = (n_task + per_chunk - 1) // per_chunk
+    # Partial results, only when splitting.  np.empty, not np.zeros: under
+    # parallel=True Numba turns np.zeros into a parallel loop of its own, and
+    # starting the threads costs more than this whole reduction when it is
+    # small.  Every task writes its slot anyway.
+    n_part = n_task if nsplit > 1 else 0
+    part = np.empty(n_part, np.asarray(acc0).dtype)
+    part_i = np.empty(n_part, np.int64)
+    part_n = np.empty(n_part, np.int64)
+    for c in prange(n_chunk):
+        idx = np.zeros(last + 1, np.int64)
+        buf = np.empty(GATHER if inner_st != 1 else 0, x.dtype)
+        for t in range(c * per_chunk, min(n_task, (c + 1) * per_chunk)):
+            o = t // nsplit
+            s = t - o * nsplit
+            r0 = s * seg
+            r1 = min(n_red, r0 + seg)
+            acc = acc0
+            acc_i = r0
+            if r0 < r1:
+                # Position of the first reduced element of this segment.
+                pos = x_pos
+                rem = o
+                for d in range(keep_shape.shape[0] - 1, -1, -1):
+                    pos += (rem % keep_shape[d]) * keep_st[d]
+                    rem //= keep_shape[d]
+                rem = r0
+                for d in range(last, -1, -1):
+                    idx[d] = rem % red_shape[d]
+                    rem //= red_shape[d]
+                    pos += idx[d] * red_st[d]
+                if extremum:
+                    acc = x[pos]     # max/min start from a real element, not acc0
+                r = r0
+                while r < r1:
+                    # One run along the innermost reduced dim; a strided run is
+                    # gathered into a contiguous buffer, GATHER elements at a time.
+                    run = min(inner_n - idx[last], r1 - r)
+                    if inner_st != 1:
+                        run = min(run, GATHER)
+                    acc, acc_i = _fold_run(op, _gather(x, pos, run, inner_st, buf), acc, acc_i, r)
+                    r += run
+                    pos += run * inner_st
+                    # Odometer: carry into the outer reduced dims when a dim wraps.
+                    idx[last] += run
+                    d = last
+                    while d > 0 and idx[d] == red_shape[d]:
+                        pos -= red_shape[d] * red_st[d]
+                        idx[d] = 0
+                        d -= 1
+                        idx[d] += 1
+                        pos += red_st[d]
+            if nsplit == 1:
+                out[o] = acc
+                if need_idx:
+                    out_idx[o] = acc_i
+            else:
+                part[t] = acc
+                part_i[t] = acc_i
+                part_n[t] = r1 - r0
+    if nsplit > 1:
+        # Few outputs (plan_split splits only then): combine on one thread.
+        for o in range(n_out):
+            acc = part[o * nsplit]
+            acc_i = part_i[o * nsplit]
+            for s in range(1, nsplit):
+                t = o * nsplit + s
+                if part_n[t] > 0:
+                    acc, acc_i = _combine(op, acc, acc_i, part[t], part_i[t])
+            out[o] = acc
+            if need_idx:
+                out_idx[o] = acc_i
+
+
+@njit(**_FAST)
+def reduce_cols(op, x, pos, n_outer, outer_st, n_col, n_red, red_st, width, acc0, out):
+    """Column reductions: ``out[k, o] = fold over r of x[pos + k*outer_st + r*red_st + o]``.
+
+    The kept dims are ``(n_outer, n_col)`` with the inner one contiguous
+    (``n_outer`` is 1 for ``x.sum(0)`` of a matrix); ``out`` is contiguous
+    ``(n_outer, n_col)``.  A task takes ``width`` columns of one outer index
+    (see :func:`plan_cols`), keeps one accumulator per column in a small
+    array, and adds rows into it four at a time (``_fold_rows``).  Ops in
+    ``COL_OPS`` only.
+    """
+    n_blk = (n_col + width - 1) // width
+    for t in prange(n_outer * n_blk):
+        k = t // n_blk
+        start = (t - k * n_blk) * width
+        w = min(width, n_col - start)
+        base = pos + k * outer_st + start
+        acc = np.full(w, acc0)
+        if op == MAX or op == MIN:
+            first = x[base:base + w]
+            for o in range(w):
+                acc[o] = first[o]     # start from real elements, as in reduce_strided
+        # Rows four at a time.  The last group may be short: its missing rows
+        # are a row of zeros for a sum, and for max/min (which don't mind
+        # seeing a row twice) the group's first row again.  One call site
+        # keeps one copy of _fold_rows to compile.
+        zeros = np.zeros(w, x.dtype)
+        for r in range(0, n_red, 4):
+            p = base + r * red_st
+            a = x[p:p + w]
+            fill = zeros if op == SUM else a
+            b = x[p + red_st:p + red_st + w] if r + 1 < n_red else fill
+            c = x[p + 2 * red_st:p + 2 * red_st + w] if r + 2 < n_red else fill
+            d = x[p + 3 * red_st:p + 3 * red_st + w] if r + 3 < n_red else fill
+            _fold_rows(op, acc, a, b, c, d)
+        o0 = k * n_col + start
+        for o in range(w):
+            out[o0 + o] = acc[o]
+
+
+def plan_cols(n_outer: int, n_col: int, threads: int) -> int:
+    """How many columns each :func:`reduce_cols` task takes.
+
+    Wide blocks read long stretches of each row (the rows of a contiguous
+    matrix are then read straight through), up to ``COL_BLOCK`` columns so
+    that the accumulators stay in the L1 cache.  Narrower blocks give more
+    tasks: there should be at least one per thread.  Multiples of 16 keep
+    the vector loops free of leftover columns.
+
+    >>> plan_cols(1, 1024, 1)    # x.sum(0) of a 1024 x 1024 matrix, one thread
+    1024
+    >>> plan_cols(1, 1024, 2)    # two threads: two blocks of 512 columns
+    512
+    """
+    per_task = -(-n_col * n_outer // threads)          # ceil: columns per thread
+    if n_outer >= threads or per_task >= n_col:
+        return min(n_col, COL_BLOCK)
+    return min(COL_BLOCK, max(16, -(-per_task // 16) * 16))
 
 
 def plan_split(n_out: int, n_red: int, threads: int) -> int:
@@ -178,25 +456,3 @@ def scan_rows(op, x, out, acc0):
             else:
                 acc *= x[r, j]
             out[r, j] = acc
-
-
-@njit(parallel=True, cache=True)
-def sum_rows(x, pos, n_red, red_stride, n_out, out):
-    """Sum ``n_red`` rows of ``n_out`` contiguous elements, ``red_stride`` apart.
-
-    The reduced dim has a large stride (``x.sum(0)`` of a matrix), so walking
-    down each column would jump through memory.  Instead each task takes a
-    block of outputs and adds whole rows into float64 sums: every read is
-    contiguous and the inner loop vectorises.
-    """
-    block = 1024
-    for b in prange((n_out + block - 1) // block):
-        start = b * block
-        stop = min(n_out, start + block)
-        acc = np.zeros(stop - start, np.float64)
-        for r in range(n_red):
-            row = pos + r * red_stride + start
-            for o in range(stop - start):
-                acc[o] += x[row + o]
-        for o in range(stop - start):
-            out[start + o] = acc[o]

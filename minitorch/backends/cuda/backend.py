@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 from numba import cuda
 
-from ...layout import coalesce, contiguous_strides, is_contiguous, numel
+from ...layout import coalesce, contiguous_strides, is_contiguous, loop_plan, numel
 from .. import Operand
 from . import conv as cv
 from . import elementwise as ew
@@ -209,8 +209,8 @@ def _tuple(t) -> tuple:
 
 
 def _plan(shape, *strides):
-    """Coalesced shape and strides (tuples); a single element becomes shape (1,), stride 1."""
-    cshape, cstrides = coalesce(shape, *strides)
+    """Loop shape and strides (layout.loop_plan, as tuples); a single element becomes shape (1,), stride 1."""
+    cshape, cstrides = loop_plan(shape, *strides)
     if not cshape:
         return (1,), tuple((1,) for _ in strides)
     return _tuple(cshape), tuple(_tuple(s) for s in cstrides)
