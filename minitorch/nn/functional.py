@@ -19,6 +19,7 @@ from ..ops.linalg import matmul
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d,  # noqa: F401
                         avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose2d, fold,
                         max_pool1d, max_pool2d, unfold)
+from ..ops.loss import nll_loss_rows
 from ..ops.views import cat
 from ..tensor import Tensor
 
@@ -311,21 +312,15 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if input.shape[0] != target.shape[0]:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                          f"batch_size ({target.shape[0]}).")
-    # Move classes last: (N, d1, ..., C); targets (N, d1, ...).
-    logp = input.movedim(1, -1) if input.dim() > 2 else input
-    valid = target != ignore_index
-    safe_target = ew.where(valid, target, 0).to(int64)
-    bad = (safe_target < 0) | (safe_target >= n_classes)
-    if bool(bad.any()):
-        raise IndexError(f"Target {int(safe_target[bad].tolist()[0])} is out of bounds.")
-    picked = logp.gather(-1, safe_target.unsqueeze(-1)).squeeze(-1)
-    w = valid.to(input.dtype)
-    if weight is not None:
-        w = w * weight.gather(0, safe_target.reshape(-1)).reshape(safe_target.shape)
-    loss = -picked * w
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
+    if input.dim() > 2 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got "
+                           f"{list(target.shape)}")
+    # Move classes last and flatten: (N * d1 * ..., C) rows against (N * d1 * ...,) targets.
+    logp = input.movedim(1, -1).reshape(-1, n_classes) if input.dim() > 2 else input
+    loss = nll_loss_rows(logp, target.reshape(-1), weight, ignore_index, reduction,
+                         images=input.dim() == 4)
+    return loss.reshape(target.shape) if reduction == "none" and loss.shape != target.shape \
+        else loss
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,

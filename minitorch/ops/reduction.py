@@ -18,6 +18,7 @@ import math
 from typing import Any, Sequence
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..backends import scalar_ops as S
 from ..dtype import bool_, dtype as dtype_cls, float32, int64, get_default_dtype, as_dtype
 from ..layout import normalize_dim, normalize_dims, numel
@@ -583,15 +584,63 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     return LogSumExp.apply(input, _dims(input, dim), keepdim)
 
 
+def _rows(x: Tensor, dim: int) -> tuple:
+    """``x`` with ``dim`` moved last and made contiguous, and its (rows, n) array.
+
+    The row kernels of softmax, log_softmax and their gradients see one row
+    per position of the other dims.  With ``dim`` already last and ``x``
+    contiguous (the usual case) nothing is copied.
+    """
+    perm = [d for d in range(x.dim()) if d != dim] + [dim]
+    moved = x if dim == x.dim() - 1 else Tensor._make(
+        x._storage, tuple(x._shape[d] for d in perm), tuple(x._stride[d] for d in perm),
+        x._offset, x.dtype)
+    moved = _raw.contiguous(moved)
+    n = x._shape[dim]
+    return moved, moved._storage._data[moved._offset:moved._offset + moved.numel()].reshape(
+        (moved.numel() // n, n))
+
+
+def _unrows(out: Tensor, x: Tensor, dim: int) -> Tensor:
+    """The result laid out as ``x``'s rows, put back into ``x``'s shape (contiguous)."""
+    if dim == x.dim() - 1:
+        return out
+    perm = [d for d in range(x.dim()) if d != dim] + [dim]
+    inverse = [perm.index(d) for d in range(x.dim())]
+    back = Tensor._make(out._storage, x._shape, tuple(out._stride[inverse[d]]
+                                                      for d in range(x.dim())), 0, out.dtype)
+    return _raw.contiguous(back)
+
+
+def _softmax_rows(x: Tensor, dim: int, log: bool) -> Tensor:
+    """softmax / log_softmax of ``x`` along ``dim`` with the fused row kernel."""
+    src = _raw.cast(x, _raw.compute_dtype(x.dtype))
+    if src.numel() == 0:
+        return _raw.empty(x._shape, x.dtype, x.device)
+    moved, rows = _rows(src, dim)
+    out = _raw.empty(moved._shape, src.dtype, x.device)
+    x._backend.softmax(rows, out._storage._data.reshape(rows.shape), log)
+    return _raw.cast(_unrows(out, src, dim), x.dtype)
+
+
+def _softmax_grad_rows(g: Tensor, y: Tensor, dim: int, log: bool) -> Tensor:
+    """The fused backward of softmax / log_softmax (``y`` is the forward's output)."""
+    dt = _raw.compute_dtype(y.dtype)
+    if y.numel() == 0:
+        return _raw.empty(y._shape, y.dtype, y.device)
+    _, g_rows = _rows(_raw.cast(g, dt), dim)
+    moved, y_rows = _rows(_raw.cast(y, dt), dim)
+    out = _raw.empty(moved._shape, dt, y.device)
+    y._backend.softmax_backward(g_rows, y_rows, out._storage._data.reshape(y_rows.shape), log)
+    return _raw.cast(_unrows(out, y, dim), y.dtype)
+
+
 class Softmax(Function):
     _backward_name = "SoftmaxBackward0"
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, dim: int) -> Tensor:
-        m = _stable_max(x, (dim,))
-        e = _raw.unary(_raw.arith(x, m, S.SUB), S.EXP)
-        s = _raw.reduce(e, "sum", (dim,), True, x.dtype)
-        y = _raw.arith(e, s, S.DIV, out=e)
+        y = _softmax_rows(x, dim, log=False)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -599,7 +648,9 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor):
         (y,) = ctx.saved_tensors
-        return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
+        if is_grad_enabled():      # create_graph: the formula, so it can be differentiated
+            return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
+        return _softmax_grad_rows(g, y, ctx.dim, log=False), None
 
 
 class LogSoftmax(Function):
@@ -607,10 +658,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, dim: int) -> Tensor:
-        m = _stable_max(x, (dim,))
-        shifted = _raw.arith(x, m, S.SUB)
-        s = _raw.reduce(_raw.unary(shifted, S.EXP), "sum", (dim,), True, x.dtype)
-        y = _raw.arith(shifted, _raw.unary(s, S.LOG), S.SUB, out=shifted)
+        y = _softmax_rows(x, dim, log=True)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -618,7 +666,9 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor):
         (y,) = ctx.saved_tensors
-        return g - y.exp() * g.sum(ctx.dim, keepdim=True), None
+        if is_grad_enabled():      # create_graph: the formula, so it can be differentiated
+            return g - y.exp() * g.sum(ctx.dim, keepdim=True), None
+        return _softmax_grad_rows(g, y, ctx.dim, log=True), None
 
 
 def _softmax_input(input: Tensor, dim: Any, dtype: Any) -> tuple:

@@ -17,6 +17,7 @@ from . import elementwise as ew
 from . import matmul as mm
 from . import random as rk
 from . import reduce as rd
+from . import softmax as sm
 from . import vmath as vm
 
 _F16 = np.dtype(np.float16)
@@ -300,6 +301,43 @@ def scan(op: str, x: np.ndarray, out: np.ndarray) -> None:
     code = rd.CUMSUM if op == "cumsum" else rd.CUMPROD
     one = 1 if code == rd.CUMPROD else 0
     rd.scan_rows(code, x, out, np.float64(one) if floating else np.int64(one))
+
+
+# ---------------------------------------------------------------------------
+# softmax, log_softmax, nll_loss: row kernels (2-D C-contiguous arrays)
+# ---------------------------------------------------------------------------
+def softmax(x: np.ndarray, out: np.ndarray, log: bool) -> None:
+    """``out[r] = softmax(x[r])`` (``log_softmax`` if ``log``) for each row of ``x``."""
+    if x.size:
+        sm.softmax_rows(x, out, bool(log))
+
+
+def softmax_backward(g: np.ndarray, y: np.ndarray, out: np.ndarray, log: bool) -> None:
+    """The input gradient of softmax / log_softmax from the output ``y`` and its gradient ``g``."""
+    if g.size:
+        sm.softmax_backward_rows(g, y, out, bool(log))
+
+
+def _class_weight(weight, like: np.ndarray) -> tuple:
+    if weight is None:
+        return np.ones(1, like.dtype), False
+    return weight, True
+
+
+def nll_loss(logp: np.ndarray, target: np.ndarray, weight, ignore_index: int,
+             losses: np.ndarray, weights: np.ndarray) -> int:
+    """Per-row losses and weights; returns the first row with a bad target, or -1."""
+    if not target.size:
+        return -1
+    w, has = _class_weight(weight, logp)
+    return int(sm.nll_rows(logp, target, w, has, np.int64(ignore_index), losses, weights))
+
+
+def nll_loss_backward(target: np.ndarray, weight, ignore_index: int, out: np.ndarray) -> None:
+    """``out[r] = -weight[target[r]]`` at the target's column, 0 elsewhere (targets checked)."""
+    if out.size:
+        w, has = _class_weight(weight, out)
+        sm.nll_backward_rows(target, w, has, np.int64(ignore_index), out)
 
 
 # ---------------------------------------------------------------------------

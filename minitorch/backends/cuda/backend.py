@@ -34,6 +34,7 @@ from . import matmul as mm
 from . import optim as ok
 from . import random as rk
 from . import reduce as rd
+from . import softmax as sm
 from . import sort as sk
 from .launch import SIMULATOR, grid, seed_warning_registry
 
@@ -387,6 +388,50 @@ def scan(op: str, x, out) -> None:
     one = 1 if code == rd.CUMPROD else 0
     _launch(rd.scan_rows, x.shape[0], code, x, out,
             np.float64(one) if floating else np.int64(one))
+
+
+# ---------------------------------------------------------------------------
+# softmax, log_softmax, nll_loss: row kernels (2-D C-contiguous device arrays)
+# ---------------------------------------------------------------------------
+def softmax(x, out, log: bool) -> None:
+    """``out[r] = softmax(x[r])`` (``log_softmax`` if ``log``) for each row of ``x``."""
+    if x.size:
+        _launch(sm.softmax_rows, x.shape[0], x, out, bool(log))
+
+
+def softmax_backward(g, y, out, log: bool) -> None:
+    """The input gradient of softmax / log_softmax from the output ``y`` and its gradient ``g``."""
+    if g.size:
+        _launch(sm.softmax_backward_rows, g.shape[0], g, y, out, bool(log))
+
+
+def _class_weight(weight, like):
+    if weight is None:
+        return from_host(np.ones(1, like.dtype)), False
+    return weight, True
+
+
+def nll_loss(logp, target, weight, ignore_index: int, losses, weights) -> int:
+    """Per-row losses and weights; returns the first row with a bad target, or -1."""
+    rows = target.shape[0]
+    if not rows:
+        return -1
+    bad = from_host(np.array([rows], np.int64))
+    _launch(sm.first_bad_target, rows, target, np.int64(logp.shape[1]), np.int64(ignore_index),
+            bad)
+    first = int(bad.copy_to_host()[0])
+    if first < rows:
+        return first
+    w, has = _class_weight(weight, logp)
+    _launch(sm.nll_rows, rows, logp, target, w, has, np.int64(ignore_index), losses, weights)
+    return -1
+
+
+def nll_loss_backward(target, weight, ignore_index: int, out) -> None:
+    """``out[r] = -weight[target[r]]`` at the target's column, 0 elsewhere (targets checked)."""
+    if out.size:
+        w, has = _class_weight(weight, out)
+        _launch(sm.nll_backward_rows, out.shape[0], target, w, has, np.int64(ignore_index), out)
 
 
 # ---------------------------------------------------------------------------
