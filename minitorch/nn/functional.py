@@ -15,7 +15,7 @@ from .. import ops  # noqa: F401  (makes sure Tensor methods are attached)
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew, reduction as rd
 from ..ops.creation import bernoulli, ones, zeros, full, arange
-from ..ops.linalg import matmul
+from ..ops.linalg import linear as _linear, matmul
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d,  # noqa: F401
                         avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose2d, fold,
                         max_pool1d, max_pool2d, unfold)
@@ -42,8 +42,7 @@ __all__ = [
 # ---------------------------------------------------------------------------
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: weight has shape (out_features, in_features)."""
-    out = matmul(input, weight.t())
-    return out + bias if bias is not None else out
+    return _linear(input, weight, bias)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..backends import scalar_ops as S
 from ..backends import Operand
 from ..layout import broadcast_shapes, coalesce, expand_strides, numel
 from ..tensor import Tensor
@@ -21,7 +23,7 @@ from . import _raw
 from .views import sum_to_shape
 
 __all__ = ["matmul", "mm", "bmm", "dot", "vdot", "outer", "mv", "cross", "addmm", "inner",
-           "baddbmm", "ger", "trace"]
+           "baddbmm", "ger", "trace", "linear"]
 
 
 def _batch_operand(t: Tensor, batch: tuple) -> Operand:
@@ -187,6 +189,75 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, "
                            f"{vec.dim()}")
     return matmul(input, vec)
+
+
+def _t(w: Tensor) -> Tensor:
+    """The transpose of a matrix as a bare header (no graph node): for use inside an op."""
+    return Tensor._make(w._storage, (w._shape[1], w._shape[0]), (w._stride[1], w._stride[0]),
+                        w._offset, w.dtype)
+
+
+class Linear(Function):
+    """``x @ w.T + b`` as one node (a Linear layer's whole forward).
+
+    Built from ``matmul``, ``t`` and ``+`` it would record three nodes and,
+    in backward, run transposes, a reduction to the bias's shape and their
+    Python overhead; here forward is one matrix product plus the bias added
+    in place, and backward is two products and one column sum:
+    ``dx = g @ w``, ``dw = g.T @ x``, ``db = g.sum(0)``.
+    """
+
+    _backward_name = "AddmmBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(x if needs[1] else None, w if needs[0] else None)
+        out = _mm_raw(x, _t(w))
+        if b is not None:
+            out = _raw.arith(out, b, S.ADD, out=out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor):
+        x, w = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        if is_grad_enabled():          # create_graph: differentiable ops
+            gx = matmul(g, w) if needs[0] else None
+            gw = matmul(g.t(), x) if needs[1] else None
+            gb = g.sum(0) if len(needs) > 2 and needs[2] else None
+            return gx, gw, gb
+        gx = _mm_raw(g, w) if needs[0] else None
+        gw = _mm_raw(_t(g), x) if needs[1] else None
+        gb = _raw.reduce(g, "sum", (0,), False, g.dtype) if len(needs) > 2 and needs[2] else None
+        return gx, gw, gb
+
+
+class LinearNoBias(Linear):
+    _backward_name = "MmBackward0"
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias`` for input (..., in_features) and weight (out, in)."""
+    if weight.dim() != 2 or input.dim() == 0:
+        out = matmul(input, weight.t())
+        return out + bias if bias is not None else out
+    if input._shape[-1] != weight._shape[1]:
+        rows = numel(input._shape[:-1])
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
+                           f"{input._shape[-1]} and {weight._shape[1]}x{weight._shape[0]})")
+    if bias is not None and (bias.dim() != 1 or bias._shape[0] != weight._shape[0]):
+        out = matmul(input, weight.t())
+        return out + bias                   # let broadcasting rules (or errors) apply
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{input.dtype.name} != {bias.dtype.name}")
+    if input.dim() == 2:
+        return (Linear if bias is not None else LinearNoBias).apply(input, weight, bias)
+    lead = input._shape[:-1]
+    flat = input.reshape(-1, input._shape[-1]) if input.dim() != 1 else input.unsqueeze(0)
+    out = (Linear if bias is not None else LinearNoBias).apply(flat, weight, bias)
+    return out.reshape(lead + (weight._shape[0],))
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
