@@ -74,8 +74,10 @@ def empty_elementwise(shape: tuple, dt: dtype, device: Any, *inputs: Any) -> Ten
     (see :func:`minitorch.layout.elementwise_strides`).
     """
     plain = contiguous_strides(shape)
-    if all(not isinstance(x, Tensor) or not x._shape or (x._stride == plain and x._shape == shape)
-           for x in inputs):
+    for x in inputs:
+        if isinstance(x, Tensor) and x._shape and (x._stride != plain or x._shape != shape):
+            break
+    else:
         return Tensor._empty(shape, dt, device, plain)     # the common case, decided quickly
     strides = [expand_strides(x._shape, x._stride, shape)[1] if x._shape != shape else x._stride
                for x in inputs if isinstance(x, Tensor) and x._shape]

@@ -63,7 +63,11 @@ def _plan(shape, *strides):
 
 def _flat(op: Operand, stride: int, n: int) -> np.ndarray:
     """The 1-D slice a contiguous kernel reads: n elements, or 1 if broadcast."""
-    return op.data[op.offset: op.offset + (n if stride else 1)]
+    data = op.data
+    m = n if stride else 1
+    if op.offset == 0 and data.shape[0] == m:
+        return data             # a whole fresh buffer: no slice object to make
+    return data[op.offset: op.offset + m]
 
 
 def _arr(t) -> np.ndarray:
