@@ -14,6 +14,7 @@ import numpy as np
 from ...layout import coalesce, contiguous_strides, loop_plan, numel
 from .. import Operand
 from . import elementwise as ew
+from . import memory
 from . import matmul as mm
 from . import random as rk
 from . import reduce as rd
@@ -25,7 +26,8 @@ _I64 = np.int64
 
 
 def allocate(n: int, dtype: np.dtype) -> np.ndarray:
-    return np.empty(n, dtype)
+    """A new uninitialised buffer; large ones come from the caching pool (memory.py)."""
+    return memory.allocate(n, dtype)
 
 
 def zeros(n: int, dtype: np.dtype) -> np.ndarray:
