@@ -251,7 +251,8 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad or self.grad_fn is not None
+        # (``_grad_fn`` is None exactly when the ``grad_fn`` property is.)
+        return self._requires_grad or self._grad_fn is not None
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

@@ -176,7 +176,8 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
     if recording:
         # requires_grad, read without the property: a leaf that asks for it,
         # or any tensor with history.
-        needs = tuple(isinstance(a, Tensor) and (a._requires_grad or a.grad_fn is not None)
+        # (``_grad_fn`` is None exactly when the ``grad_fn`` property is.)
+        needs = tuple(isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None)
                       for a in args)
         state.grad_enabled = False
     else:

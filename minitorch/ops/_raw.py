@@ -178,6 +178,17 @@ def arith(a: Any, b: Any, op: int, out: Tensor | None = None) -> Tensor:
 
 def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
                    out: Tensor | None) -> Tensor:
+    if (out is None and type(a) is Tensor and type(b) is Tensor and a._shape == b._shape
+            and a.dtype is kernel and b.dtype is kernel and a.device is b.device
+            and a._stride == b._stride == contiguous_strides(a._shape)):
+        # The commonest call, decided in a few comparisons: two contiguous
+        # tensors of one shape, dtype and device.  Nothing to check, cast or
+        # broadcast; the result is contiguous (what the general path below
+        # would also find, at several times the Python cost).
+        target = Tensor._empty(a._shape, kernel, a.device)
+        family = ("arith" if op in _ARITH else "math") if kernel.is_floating_point else "int"
+        target._backend.binary(op, a._operand(), b._operand(), target._operand(), family)
+        return cast(target, result) if kernel is not result else target
     check_same_device(a, b)
     shape = broadcast_shapes(shape_of(a), shape_of(b))
     dev = device_of(a, b)

@@ -58,6 +58,8 @@ def size_class(nbytes: int) -> int:
 
 def allocate(n: int, dtype: np.dtype) -> np.ndarray:
     """An uninitialised 1-D array of ``n`` elements of ``dtype`` (pooled if large)."""
+    if n < MIN_BYTES // 8:          # small whatever the dtype: the common case, decided fast
+        return np.empty(n, dtype)
     dtype = np.dtype(dtype)
     nbytes = n * dtype.itemsize
     if nbytes < MIN_BYTES:
