@@ -126,8 +126,20 @@ def scalar_operand(value: Any, dt: dtype, shape: tuple, backend: Any) -> Operand
     if cached is not None:
         buf = cached(value, dt.np)
     else:
-        buf = backend.from_host(np.array([value]).astype(dt.np))
+        key = (dt, type(value), value)
+        buf = _HOST_SCALARS.get(key)
+        if buf is None:
+            buf = backend.from_host(np.array([value]).astype(dt.np))
+            # 0.0 == -0.0 and nan != nan as dict keys: those are not cached.
+            if value == value and (value or not isinstance(value, float)):
+                if len(_HOST_SCALARS) >= 1024:
+                    _HOST_SCALARS.clear()
+                _HOST_SCALARS[key] = buf
     return Operand(buf, shape, (0,) * len(shape), 0)
+
+
+# ``x * 1.01`` in a loop: the one-element buffer of 1.01 is made once.
+_HOST_SCALARS: dict = {}
 
 
 def as_operand(x: Any, dt: dtype, shape: tuple, backend: Any) -> Operand:
