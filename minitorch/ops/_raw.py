@@ -19,6 +19,7 @@ from ..layout import (broadcast_shapes, channels_last_strides, contiguous_stride
                       elementwise_strides, expand_strides, is_contiguous, numel,
                       preserved_strides)
 from ..memory_format import channels_last, contiguous_format, preserve_format
+from ..storage import UntypedStorage
 from ..tensor import Tensor
 
 Number = (int, float, bool, np.number, np.bool_)
@@ -190,16 +191,28 @@ def arith(a: Any, b: Any, op: int, out: Tensor | None = None) -> Tensor:
 
 def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
                    out: Tensor | None) -> Tensor:
-    if (out is None and type(a) is Tensor and type(b) is Tensor and a._shape == b._shape
-            and a.dtype is kernel and b.dtype is kernel and a.device is b.device
-            and a._stride == b._stride == contiguous_strides(a._shape)):
-        # The commonest call, decided in a few comparisons: two contiguous
-        # tensors of one shape, dtype and device.  Nothing to check, cast or
-        # broadcast; the result is contiguous (what the general path below
-        # would also find, at several times the Python cost).
-        target = Tensor._empty(a._shape, kernel, a.device)
+    if (out is None and type(a) is Tensor and a.dtype is kernel and a._shape
+            and a._stride == contiguous_strides(a._shape)
+            and (type(b) is not Tensor and is_number(b)
+                 or type(b) is Tensor and b._shape == a._shape and b.dtype is kernel
+                 and b.device is a.device and b._stride == a._stride)):
+        # The commonest calls, decided in a few comparisons: a contiguous
+        # tensor with a contiguous tensor of its shape, dtype and device, or
+        # with a number.  Nothing to check, cast or broadcast; the result is
+        # contiguous (what the general path below would also find, at
+        # several times the Python cost).
+        n = numel(a._shape)
+        backend = a._backend
+        data = backend.allocate(n, kernel.np)
         family = ("arith" if op in _ARITH else "math") if kernel.is_floating_point else "int"
-        target._backend.binary(op, a._operand(), b._operand(), target._operand(), family)
+        if type(b) is Tensor:
+            b_data, b_offset, b_step = b._storage._data, b._offset, 1
+        else:
+            b_data, b_offset, b_step = scalar_operand(b, kernel, (), backend).data, 0, 0
+        if n:
+            backend.binary_runs(op, family, a._storage._data, a._offset, b_data, b_offset,
+                                b_step, data, n)
+        target = Tensor._make(UntypedStorage(data, a.device), a._shape, a._stride, 0, kernel)
         return cast(target, result) if kernel is not result else target
     check_same_device(a, b)
     shape = broadcast_shapes(shape_of(a), shape_of(b))
@@ -226,8 +239,12 @@ def unary(x: Tensor, op: int, out_dtype: dtype | None = None, p0: float = 0.0,
     kernel = compute_dtype(x.dtype)
     src = cast(x, kernel)
     target_dtype = compute_dtype(result_dtype)
-    target = out if (out is not None and out.dtype is target_dtype) else \
-        empty_like(x, target_dtype)
+    if out is not None and out.dtype is target_dtype:
+        target = out
+    elif x._stride == contiguous_strides(x._shape):
+        target = Tensor._empty(x._shape, target_dtype, x.device)     # quickly: contiguous
+    else:
+        target = empty_like(x, target_dtype)
     if integer:
         family = "int"
     else:
@@ -253,7 +270,6 @@ def copy_into(dst: Tensor, src: Any) -> None:
 def to_device(t: Tensor, dev: Any) -> Tensor:
     """A copy of ``t`` on device ``dev`` (contiguous)."""
     from ..backends import get_backend
-    from ..storage import UntypedStorage
     if t.device == dev:
         return t
     host = t._host_array()

@@ -214,6 +214,22 @@ def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith")
                         (flat_a, flat_b))
 
 
+def binary_runs(op: int, family: str, a, a_offset: int, b, b_offset: int, b_step: int, out,
+                n: int) -> None:
+    """``out[:n] = f(a[a_offset:][:n], b[b_offset:][:n])``: plain runs, no planning.
+
+    The lean entry for the commonest calls (two contiguous tensors of one
+    shape, or a tensor and a number: ``b_step`` 0 repeats ``b[b_offset]``);
+    ``out`` is a fresh buffer of ``n`` elements.
+    """
+    if a_offset or a.shape[0] != n:
+        a = a[a_offset:a_offset + n]
+    m = n if b_step else 1
+    if b_offset or b.shape[0] != m:
+        b = b[b_offset:b_offset + m]
+    _BINARY[family][0](op, a, b, out)
+
+
 def where(cond: Operand, a: Operand, b: Operand, out: Operand) -> None:
     """``out = a if cond else b`` elementwise (all four already broadcast to out's shape)."""
     n = numel(out.shape)

@@ -307,6 +307,13 @@ def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith")
                 out.offset, so, shape, n)
 
 
+def binary_runs(op: int, family: str, a, a_offset: int, b, b_offset: int, b_step: int, out,
+                n: int) -> None:
+    """``out[:n] = f(a[a_offset:][:n], b[b_offset:][:n])``: plain runs (``b_step`` 0: one value)."""
+    if n:
+        _launch(_BINARY[family][0], n, op, a, a_offset, 1, b, b_offset, b_step, out, 0, n)
+
+
 def where(cond: Operand, a: Operand, b: Operand, out: Operand) -> None:
     """``out = a if cond else b`` elementwise (all four already broadcast to out's shape)."""
     n = numel(out.shape)
