@@ -28,7 +28,7 @@ import traceback
 from typing import Any
 
 from . import grad_mode
-from .anomaly_mode import is_anomaly_enabled
+from .anomaly_mode import STATE as ANOMALY
 from ..tensor import Tensor
 from .graph import Node, edge_of, freed_error
 
@@ -168,6 +168,11 @@ class Function(metaclass=_FunctionMeta):
         return _apply(cls, args, kwargs)
 
 
+# (Function class, which arguments are tensors) -> argument positions that get
+# a graph edge: the same few patterns recur for every call of an op.
+_EDGE_POSITIONS: dict = {}
+
+
 def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
     """Run ``cls.forward`` and, if needed, record the node; see the module docstring."""
     ctx = cls._backward_cls()
@@ -198,12 +203,15 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
     # dims or flags get none); an op may list argument positions that are
     # never differentiable (``_nondiff_args``), or positions where a Python
     # number still counts as an operand (``_number_edges``: ``x * 2`` has two).
-    edge_pos = tuple(i for i, a in enumerate(args)
-                     if (isinstance(a, Tensor) and i not in cls._nondiff_args)
-                     or (i in cls._number_edges and not isinstance(a, Tensor)))
+    kinds = tuple(isinstance(a, Tensor) for a in args)
+    edge_pos = _EDGE_POSITIONS.get((cls, kinds))
+    if edge_pos is None:
+        edge_pos = _EDGE_POSITIONS[(cls, kinds)] = tuple(
+            i for i, is_tensor in enumerate(kinds)
+            if (is_tensor and i not in cls._nondiff_args)
+            or (i in cls._number_edges and not is_tensor))
     ctx._edge_pos = edge_pos
-    ctx.next_functions = tuple(edge_of(args[i]) if isinstance(args[i], Tensor) else (None, 0)
-                               for i in edge_pos)
+    ctx.next_functions = tuple(edge_of(args[i]) if kinds[i] else (None, 0) for i in edge_pos)
     non_diff = ctx._non_differentiable
     meta = []
     new_outs = []
@@ -227,15 +235,14 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
                     # tensor object (an alias) so the input keeps its history.
                     out = out._alias()
                     break
-        out.grad_fn = ctx
+        out._grad_fn = ctx                         # (the grad_fn setter, inlined)
+        out._grad_fn_version = out._version_counter.value
         out._output_nr = i
         new_outs.append(out)
     ctx._output_meta = meta
-    saved = []
-    for t in ctx._to_save:
-        saved.append((t, t._version_counter.value) if t is not None else (None, 0))
-    ctx._saved = saved
-    if is_anomaly_enabled():
+    ctx._saved = [(t, t._version_counter.value) if t is not None else (None, 0)
+                  for t in ctx._to_save]
+    if ANOMALY.enabled:
         ctx._anomaly_trace = "".join(traceback.format_stack()[:-2])
     return tuple(new_outs) if is_tuple else new_outs[0]
 
