@@ -632,12 +632,27 @@ def _check_operand(x: Any, name: str) -> None:
                         f"{type(x).__name__}")
 
 
+def _untracked(a: Any, b: Any) -> bool:
+    """Would no graph be recorded?  Grad mode is off, or no tensor input requires grad.
+
+    Then an op is just its forward computation, and the hot arithmetic ops
+    call it directly, skipping the ``Function`` machinery (the backward pass
+    itself runs such ops: gradients of gradients are not recorded).
+    """
+    if not grad_mode.STATE.grad_enabled:
+        return True
+    return not (isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None)
+                or isinstance(b, Tensor) and (b._requires_grad or b._grad_fn is not None))
+
+
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and type promotion."""
     _check_operand(other, "add")
     _check_alpha(input, other, alpha)
     if not isinstance(input, Tensor):
         input, other = other, input
+    if alpha == 1 and out is None and _untracked(input, other):
+        return _raw.arith(input, other, S.ADD)
     return _write_out(Add.apply(input, other, alpha), out)
 
 
@@ -655,6 +670,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     if not isinstance(input, Tensor):
         return _write_out(RSub.apply(input, other, alpha), out)
+    if alpha == 1 and out is None and _untracked(input, other):
+        return _raw.arith(input, other, S.SUB)
     return _write_out(Sub.apply(input, other, alpha), out)
 
 
@@ -665,6 +682,8 @@ def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     _check_operand(other, "mul")
     if not isinstance(input, Tensor):
         input, other = other, input
+    if out is None and _untracked(input, other):
+        return _raw.arith(input, other, S.MUL)
     return _write_out(Mul.apply(input, other), out)
 
 
@@ -679,6 +698,9 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
         if not isinstance(input, Tensor) and isinstance(other, Tensor):
             # number / tensor is number * reciprocal(tensor), as PyTorch records it.
             return _write_out(Mul.apply(Reciprocal.apply(other), input), out)
+        if (out is None and isinstance(input, Tensor) and _untracked(input, other)
+                and (_dtype_of(input).is_floating_point or _dtype_of(other).is_floating_point)):
+            return _raw.arith(input, other, S.DIV)
         return _write_out(Div.apply(input, other), out)
     if rounding_mode == "floor":
         return _write_out(floor_divide(input, other), out)
