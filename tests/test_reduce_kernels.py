@@ -1,8 +1,8 @@
 """The CPU reduction kernels (``minitorch/backends/cpu/reduce.py``) against NumPy.
 
-Each reduction takes one of two kernels and, inside ``reduce_strided``, one
-of two folds (a vectorised loop over contiguous runs, or one element at a
-time), chosen by the layout.  So the inputs here vary what decides that
+Each reduction takes one of two kernels of its family (``*_strided`` or
+``*_cols``) and, inside ``*_strided``, contiguous runs or runs gathered from
+strided memory, chosen by the layout.  So the inputs here vary what decides that
 choice: shapes large enough for whole vector loops plus leftovers, layouts
 (contiguous, transposed, sliced, broadcast), which dims are reduced, and
 dtypes (float32, float64, int64, int32, bool).  Floats may hold NaN, which
@@ -265,8 +265,8 @@ def test_results_do_not_depend_on_the_thread_plan(threads):
 
 @pytest.mark.parametrize("step", [1, 2, 3, 4, 5])
 def test_column_reductions_of_sliced_columns(step):
-    # Columns `step` apart: up to MAX_COL_STEP reduce_cols reduces the columns
-    # in between too and keeps every step-th result; beyond, reduce_strided.
+    # Columns `step` apart: up to MAX_COL_STEP the *_cols kernels reduce the
+    # columns in between too and keep every step-th result; beyond, *_strided.
     rng = np.random.default_rng(step)
     arr = rng.standard_normal((37, 6, 8 * step + 3)).astype(np.float32)
     arr[5, 2, 0] = np.nan

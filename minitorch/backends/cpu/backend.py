@@ -4,6 +4,13 @@
 (:func:`minitorch.layout.coalesce`); if what is left is one dimension of
 stride 1 (a value repeated, stride 0, is fine for inputs), run the
 contiguous fast path on flat slices, else run the strided kernel.
+
+Most kernels come in pairs: a serial ``kernel`` and a ``kernel_parallel``
+driver that runs it on chunks of the work in a ``prange`` loop (see
+:mod:`minitorch.backends.cpu.elementwise`).  :func:`_parallel` picks the
+driver only for work of more than one chunk when Numba has more than one
+thread, so small operations never wake the threads, and a process on one
+thread never compiles a parallel kernel.
 """
 
 from __future__ import annotations
@@ -76,6 +83,13 @@ def _arr(t) -> np.ndarray:
     return np.array(t, dtype=_I64)
 
 
+def _parallel(work: int) -> bool:
+    """Run the ``_parallel`` driver for ``work`` elements?  Only for more than
+    one chunk (``ew.CHUNK``), and only with more than one thread.  The size is
+    tested first: asking Numba for its thread count costs about a microsecond."""
+    return work > ew.CHUNK and numba.get_num_threads() > 1
+
+
 # ---------------------------------------------------------------------------
 # copy and fill
 # ---------------------------------------------------------------------------
@@ -92,10 +106,21 @@ def copy(src: Operand, dst: Operand) -> None:
         return
     shape, (ss, ds) = _plan(dst.shape, src.strides, dst.strides)
     if len(shape) == 1 and ds[0] == 1 and ss[0] in (0, 1):
-        ew.copy_contiguous(_flat(src, ss[0], n), _flat(dst, 1, n))
+        kernel = ew.copy_contiguous_parallel if _parallel(n) else ew.copy_contiguous
+        kernel(_flat(src, ss[0], n), _flat(dst, 1, n))
     else:
-        ew.copy_strided(src.data, src.offset, _arr(ss), dst.data, dst.offset, _arr(ds),
-                        _arr(shape))
+        _copy_strided(src.data, src.offset, ss, dst.data, dst.offset, ds, shape)
+
+
+def _copy_strided(data, offset, strides, dst, dst_offset, dst_strides, shape) -> None:
+    """The strided copy kernel, serial or parallel (see :func:`_parallel`)."""
+    n = numel(shape)
+    if _parallel(n):
+        ew.copy_strided_parallel(data, offset, _arr(strides), dst, dst_offset,
+                                 _arr(dst_strides), _arr(shape))
+    else:
+        ew.copy_strided(data, offset, _arr(strides), dst, dst_offset, _arr(dst_strides),
+                        _arr(shape), 0, n)
 
 
 def fill(dst: Operand, value) -> None:
@@ -122,8 +147,7 @@ def _contiguous_input(a: Operand, shape, strides) -> tuple:
 
 
 def copy_strided_run(data, offset, strides, dst, shape) -> None:
-    ew.copy_strided(data, offset, _arr(strides), dst, 0, _arr(contiguous_strides(shape)),
-                    _arr(shape))
+    _copy_strided(data, offset, strides, dst, 0, contiguous_strides(shape), shape)
 
 
 def _run_contiguous(kernel, out: Operand, shape, so, inputs, extra=()) -> None:
@@ -134,14 +158,18 @@ def _run_contiguous(kernel, out: Operand, shape, so, inputs, extra=()) -> None:
         return
     tmp = np.empty(n, out.data.dtype)
     kernel(*inputs, tmp, *extra)
-    ew.copy_strided(tmp, 0, _arr(contiguous_strides(shape)), out.data, out.offset, _arr(so),
-                    _arr(shape))
+    _copy_strided(tmp, 0, contiguous_strides(shape), out.data, out.offset, so, shape)
 
 
 _UNARY = {
     "fast": (ew.unary_fast_contiguous, ew.unary_fast_strided),
     "math": (ew.unary_contiguous, None),
     "int": (ew.unary_int_contiguous, None),
+}
+_UNARY_PARALLEL = {     # their parallel drivers (see _parallel)
+    "fast": (ew.unary_fast_contiguous_parallel, ew.unary_fast_strided_parallel),
+    "math": (ew.unary_contiguous_parallel, None),
+    "int": (ew.unary_int_contiguous_parallel, None),
 }
 
 
@@ -151,7 +179,8 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
     n = numel(out.shape)
     if n == 0:
         return
-    contiguous_kernel, strided_kernel = _UNARY[family]
+    par = _parallel(n)
+    contiguous_kernel, strided_kernel = (_UNARY_PARALLEL if par else _UNARY)[family]
     extra = () if family == "int" else (float(p0), float(p1))
     if a.strides == out.strides == contiguous_strides(out.shape) and (
             family != "math" or op not in vm.OPS):
@@ -159,8 +188,9 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
         return
     shape, (sa, so) = _plan(out.shape, a.strides, out.strides)
     if strided_kernel is not None and not (len(shape) == 1 and sa[0] == 1 and so[0] == 1):
-        strided_kernel(op, a.data, a.offset, _arr(sa), out.data, out.offset, _arr(so),
-                       _arr(shape), *extra)
+        args = (op, a.data, a.offset, _arr(sa), out.data, out.offset, _arr(so), _arr(shape),
+                *extra)
+        strided_kernel(*args) if par else strided_kernel(*args, 0, n)   # serial: all elements
         return
     if (family == "math" and op in vm.OPS and out.data.dtype in vm.DTYPES
             and a.data.dtype == out.data.dtype):
@@ -168,6 +198,8 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
     flat_a, step = _contiguous_input(a, shape, sa)
     if step == 0:   # one value repeated: compute it once, then broadcast it
         one = np.empty(1, out.data.dtype)
+        if contiguous_kernel is not vm.unary_contiguous:
+            contiguous_kernel = _UNARY[family][0]       # one element: the serial kernel
         contiguous_kernel(op, flat_a, one, *extra)
         copy(Operand(one, out.shape, (0,) * len(out.shape), 0), out)
         return
@@ -181,6 +213,12 @@ _BINARY = {
     "int": (ew.binary_int_contiguous, None),
     "compare": (ew.compare_contiguous, ew.compare_strided),
 }
+_BINARY_PARALLEL = {    # their parallel drivers (see _parallel)
+    "arith": (ew.arith_contiguous_parallel, ew.arith_strided_parallel),
+    "math": (ew.binary_contiguous_parallel, None),
+    "int": (ew.binary_int_contiguous_parallel, None),
+    "compare": (ew.compare_contiguous_parallel, ew.compare_strided_parallel),
+}
 
 
 def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith") -> None:
@@ -188,7 +226,8 @@ def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith")
     n = numel(out.shape)
     if n == 0:
         return
-    contiguous_kernel, strided_kernel = _BINARY[family]
+    par = _parallel(n)
+    contiguous_kernel, strided_kernel = (_BINARY_PARALLEL if par else _BINARY)[family]
     plain = contiguous_strides(out.shape)
     if out.strides == plain:
         # The commonest calls: plain arrays of one shape, or one of them a
@@ -203,8 +242,9 @@ def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith")
     if one_run:
         contiguous_kernel(op, _flat(a, sa[0], n), _flat(b, sb[0], n), _flat(out, 1, n))
     elif strided_kernel is not None:
-        strided_kernel(op, a.data, a.offset, _arr(sa), b.data, b.offset, _arr(sb),
-                       out.data, out.offset, _arr(so), _arr(shape))
+        args = (op, a.data, a.offset, _arr(sa), b.data, b.offset, _arr(sb), out.data,
+                out.offset, _arr(so), _arr(shape))
+        strided_kernel(*args) if par else strided_kernel(*args, 0, n)   # serial: all elements
     else:
         flat_a, step_a = _contiguous_input(a, shape, sa)
         flat_b, step_b = _contiguous_input(b, shape, sb)
@@ -227,7 +267,7 @@ def binary_runs(op: int, family: str, a, a_offset: int, b, b_offset: int, b_step
     m = n if b_step else 1
     if b_offset or b.shape[0] != m:
         b = b[b_offset:b_offset + m]
-    _BINARY[family][0](op, a, b, out)
+    (_BINARY_PARALLEL if _parallel(n) else _BINARY)[family][0](op, a, b, out)
 
 
 def where(cond: Operand, a: Operand, b: Operand, out: Operand) -> None:
@@ -237,7 +277,8 @@ def where(cond: Operand, a: Operand, b: Operand, out: Operand) -> None:
         return
     shape, (sc, sa, sb, so) = _plan(out.shape, cond.strides, a.strides, b.strides, out.strides)
     flat = [_contiguous_input(x, shape, st)[0] for x, st in ((cond, sc), (a, sa), (b, sb))]
-    _run_contiguous(ew.where_contiguous, out, shape, so, tuple(flat))
+    kernel = ew.where_contiguous_parallel if _parallel(n) else ew.where_contiguous
+    _run_contiguous(kernel, out, shape, so, tuple(flat))
 
 
 # ---------------------------------------------------------------------------
@@ -255,9 +296,9 @@ def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarra
     ``out_idx`` receives the index along the reduced dims of the chosen element
     (for max/min/argmax/argmin).  Sums and products accumulate in float64 or
     int64 and are converted when stored.  Column sums, maxima and minima (the
-    kept inner dim contiguous or nearly so, the reduced dim not) run
-    ``reduce_cols``; everything else runs ``reduce_strided`` (see
-    :mod:`minitorch.backends.cpu.reduce`).
+    kept inner dim contiguous or nearly so, the reduced dim not) run a
+    ``*_cols`` kernel; everything else runs a ``*_strided`` kernel, of the
+    op's family (see :mod:`minitorch.backends.cpu.reduce`).
     """
     code = REDUCE_OPS[op]
     if out_idx is not None:
@@ -290,7 +331,9 @@ def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarra
         red_shape, red_st = (1,), (0,)
         if n_red == 0:
             red_shape = (0,)
-    threads = num_threads()
+    par = _parallel(n_out * n_red)
+    threads = num_threads() if par else 1
+    extremum = code in rd.EXTREMUM_OPS               # else the sum family (no indices)
     col_step = keep_st[-1] if keep_shape else 0
     if (code in rd.COL_OPS and 1 <= len(keep_shape) <= 2 and keep_shape[-1] >= rd.MIN_COLS
             and len(red_shape) == 1 and n_red > 1 and 0 < col_step <= rd.MAX_COL_STEP
@@ -305,14 +348,26 @@ def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarra
         span = (keep_shape[-1] - 1) * col_step + 1
         dst = out if col_step == 1 else np.empty(n_outer * span, out.dtype)
         width = rd.plan_cols(n_outer, span, threads)
-        rd.reduce_cols(code, a.data, a.offset, n_outer, outer_st, span, n_red, red_st[0],
-                       width, acc0, dst)
+        args = (code, a.data, a.offset, n_outer, outer_st, span, n_red, red_st[0], width, acc0,
+                dst)
+        if par:
+            (rd.extremum_cols_parallel if extremum else rd.sum_cols_parallel)(*args)
+        else:                                        # every task: every block of columns
+            (rd.extremum_cols if extremum else rd.sum_cols)(*args, 0, n_outer * -(-span // width))
         if col_step != 1:
             out.reshape(n_outer, -1)[...] = dst.reshape(n_outer, span)[:, ::col_step]
         return
-    nsplit = rd.plan_split(n_out, n_red, threads)
-    rd.reduce_strided(code, a.data, a.offset, _arr(keep_shape), _arr(keep_st),
-                      _arr(red_shape), _arr(red_st), nsplit, acc0, out, out_idx)
+    args = (code, a.data, a.offset, _arr(keep_shape), _arr(keep_st), _arr(red_shape),
+            _arr(red_st))
+    nsplit = rd.plan_split(n_out, n_red, threads) if par else 1
+    if par:
+        kernel, extra = ((rd.extremum_strided_parallel, (out, out_idx)) if extremum else
+                         (rd.sum_strided_parallel, (out,)))
+        kernel(*args, nsplit, acc0, *extra)
+    elif extremum:                                   # tasks 0 .. n_out: every output
+        rd.extremum_strided(*args, nsplit, acc0, out, out_idx, 0, n_out)
+    else:
+        rd.sum_strided(*args, nsplit, acc0, out, 0, n_out)
 
 
 def scan(op: str, x: np.ndarray, out: np.ndarray) -> None:
@@ -372,16 +427,21 @@ def matmul(a: Operand, b: Operand, out: np.ndarray) -> None:
 
 def random_fill(kind: str, buf: np.ndarray, seed: np.uint64, offset: np.uint64, *params) -> None:
     """Fill the contiguous ``buf`` from the counter-based stream ``(seed, offset)``."""
+    par = _parallel(buf.size)
     if kind == "uniform":
-        rk.fill_uniform(buf, seed, offset, float(params[0]), float(params[1]))
+        (rk.fill_uniform_parallel if par else rk.fill_uniform)(
+            buf, seed, offset, float(params[0]), float(params[1]))
     elif kind == "normal":
-        rk.fill_normal(buf, seed, offset, float(params[0]), float(params[1]))
+        (rk.fill_normal_parallel if par else rk.fill_normal)(
+            buf, seed, offset, float(params[0]), float(params[1]))
     elif kind == "randint":
-        rk.fill_randint(buf, seed, offset, np.int64(params[0]), np.int64(params[1]))
+        (rk.fill_randint_parallel if par else rk.fill_randint)(
+            buf, seed, offset, np.int64(params[0]), np.int64(params[1]))
     elif kind == "bernoulli":
-        rk.fill_bernoulli(buf, params[0], seed, offset)
+        (rk.fill_bernoulli_parallel if par else rk.fill_bernoulli)(buf, params[0], seed, offset)
     elif kind == "bernoulli_scalar":
-        rk.fill_bernoulli_scalar(buf, float(params[0]), seed, offset)
+        (rk.fill_bernoulli_scalar_parallel if par else rk.fill_bernoulli_scalar)(
+            buf, float(params[0]), seed, offset)
     elif kind == "randperm":
         rk.randperm(buf, seed, offset)
     elif kind == "multinomial":
@@ -645,26 +705,40 @@ def unique_sorted(values: np.ndarray, order: np.ndarray) -> tuple:
 # ---------------------------------------------------------------------------
 # convolution and pooling (kernels in conv.py; arrays are contiguous 4-D)
 # ---------------------------------------------------------------------------
+# Each serial conv kernel does the tasks t0 .. t1 - 1: one (sample, channel)
+# plane each (one row of cols for im2col_batch).  The backend passes them all.
 def im2col(x: np.ndarray, geometry: tuple, cols: np.ndarray) -> None:
     """Receptive fields of ``x`` (N, C, H, W) as columns of ``cols`` (N, C*kh*kw, L)."""
     from . import conv
-    conv.im2col(x, *geometry, cols)
+    if _parallel(cols.size):
+        conv.im2col_parallel(x, *geometry, cols)
+    else:
+        conv.im2col(x, *geometry, cols, 0, x.shape[0] * x.shape[1])
 
 
 def col2im(cols: np.ndarray, geometry: tuple, x: np.ndarray) -> None:
     """Sum the columns back into the image ``x`` (the backward of im2col)."""
     from . import conv
-    conv.col2im(cols, *geometry, x)
+    if _parallel(cols.size):
+        conv.col2im_parallel(cols, *geometry, x)
+    else:
+        conv.col2im(cols, *geometry, x, 0, x.shape[0] * x.shape[1])
 
 
 def max_pool2d(x: np.ndarray, geometry: tuple, out: np.ndarray, idx: np.ndarray) -> None:
     from . import conv
-    conv.max_pool2d(x, *geometry, out, idx)
+    if _parallel(x.size):
+        conv.max_pool2d_parallel(x, *geometry, out, idx)
+    else:
+        conv.max_pool2d(x, *geometry, out, idx, 0, x.shape[0] * x.shape[1])
 
 
 def max_pool2d_backward(grad: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
     from . import conv
-    conv.max_pool2d_backward(grad, idx, out)
+    if _parallel(out.size):
+        conv.max_pool2d_backward_parallel(grad, idx, out)
+    else:
+        conv.max_pool2d_backward(grad, idx, out, 0, grad.shape[0] * grad.shape[1])
 
 
 # ---------------------------------------------------------------------------
@@ -673,15 +747,21 @@ def max_pool2d_backward(grad: np.ndarray, idx: np.ndarray, out: np.ndarray) -> N
 def fused_update(kind: str, arrays: list, hyper: tuple) -> None:
     """Run the in-place update kernel ``kind`` ('sgd', 'adam', 'rmsprop', 'adagrad')."""
     from . import optim
-    getattr(optim, kind)(*arrays, *hyper)
+    getattr(optim, kind + "_parallel" if _parallel(arrays[0].shape[0]) else kind)(*arrays, *hyper)
 
 
 def im2col_batch(x: np.ndarray, geometry: tuple, cols: np.ndarray) -> None:
     """Like im2col, but columns of all samples side by side: cols (C*kh*kw, N*L)."""
     from . import conv
-    conv.im2col_batch(x, *geometry, cols)
+    if _parallel(cols.size):
+        conv.im2col_batch_parallel(x, *geometry, cols)
+    else:
+        conv.im2col_batch(x, *geometry, cols, 0, cols.shape[0])
 
 
 def col2im_batch(cols: np.ndarray, geometry: tuple, x: np.ndarray) -> None:
     from . import conv
-    conv.col2im_batch(cols, *geometry, x)
+    if _parallel(cols.size):
+        conv.col2im_batch_parallel(cols, *geometry, x)
+    else:
+        conv.col2im_batch(cols, *geometry, x, 0, x.shape[0] * x.shape[1])

@@ -9,8 +9,15 @@ every output pixel at once::
     weight (O, C, kh, kw) -> (O, C*kh*kw);   out = weight @ cols  -> (O, OH*OW)
 
 ``col2im`` is the reverse (each column is *added* back into the pixels it
-came from); it is the backward of im2col.  Both run one parallel task per
-(sample, channel) plane, so no two tasks ever write the same element.
+came from); it is the backward of im2col.  Both split their work into tasks
+of one (sample, channel) plane each (``im2col_batch``: one row of ``cols``),
+so no two tasks ever write the same element.
+
+Each kernel is serial and does the tasks ``t0 .. t1 - 1``; the backend
+passes all of them.  ``<kernel>_parallel`` runs the same kernel one task at
+a time in a ``prange`` loop, and the backend uses it only for large inputs
+on more than one thread (see :mod:`minitorch.backends.cpu.elementwise`: a
+process that never uses it never compiles it).
 
 All arrays are contiguous; geometry comes as integers.  Padding is virtual:
 positions outside the input read as 0 (im2col) or are skipped (col2im).
@@ -19,12 +26,17 @@ positions outside the input read as 0 (im2col) or are skipped (col2im).
 import numpy as np
 from numba import njit, prange
 
+# NumPy's error model (as inside a prange loop): no zero test before each
+# integer division, which would also keep LLVM from vectorising a loop.
+_JIT = dict(cache=True, error_model="numpy")
+_PARALLEL = dict(parallel=True, **_JIT)
 
-@njit(parallel=True, cache=True)
-def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
-    """x: (N, C, H, W) -> cols: (N, C*kh*kw, oh*ow)."""
+
+@njit(**_JIT)
+def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
+    """x: (N, C, H, W) -> cols: (N, C*kh*kw, oh*ow); task = one (sample, channel) plane."""
     n, c, h, w = x.shape
-    for task in prange(n * c):
+    for task in range(t0, t1):
         b = task // c
         ch = task - b * c
         for i in range(kh):
@@ -45,11 +57,11 @@ def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
                             cols[b, row, base + xo] = 0
 
 
-@njit(parallel=True, cache=True)
-def col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
+@njit(**_JIT)
+def col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, t0, t1):
     """cols: (N, C*kh*kw, oh*ow) summed back into x: (N, C, H, W) (x is zeroed first)."""
     n, c, h, w = x.shape
-    for task in prange(n * c):
+    for task in range(t0, t1):
         b = task // c
         ch = task - b * c
         for yy in range(h):
@@ -69,14 +81,14 @@ def col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
                             x[b, ch, iy, ix] += cols[b, row, base + xo]
 
 
-@njit(parallel=True, cache=True)
-def max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx):
+@njit(**_JIT)
+def max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx, t0, t1):
     """Max over each window; ``idx`` gets the flat index (y*W + x) of the winner.
 
     Padding positions never win (they count as -inf), like PyTorch.  NaN wins.
     """
     n, c, h, w = x.shape
-    for task in prange(n * c):
+    for task in range(t0, t1):
         b = task // c
         ch = task - b * c
         for y in range(oh):
@@ -101,12 +113,12 @@ def max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx):
                 idx[b, ch, y, xo] = best_i
 
 
-@njit(parallel=True, cache=True)
-def max_pool2d_backward(grad, idx, out):
+@njit(**_JIT)
+def max_pool2d_backward(grad, idx, out, t0, t1):
     """Route each output gradient to its window's winner (out is zeroed first)."""
     n, c, oh, ow = grad.shape
     h, w = out.shape[2], out.shape[3]
-    for task in prange(n * c):
+    for task in range(t0, t1):
         b = task // c
         ch = task - b * c
         for yy in range(h):
@@ -123,12 +135,12 @@ def max_pool2d_backward(grad, idx, out):
 # convolution is ONE matrix product  weight (O, C*kh*kw) @ cols_t, instead of N
 # small ones.  Row r = (c, i, j); column = (sample, output pixel).
 # ---------------------------------------------------------------------------
-@njit(parallel=True, cache=True)
-def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
-    """x: (N, C, H, W) -> cols: (C*kh*kw, N*oh*ow)."""
+@njit(**_JIT)
+def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
+    """x: (N, C, H, W) -> cols: (C*kh*kw, N*oh*ow); task = one row of ``cols``."""
     n, c, h, w = x.shape
     L = oh * ow
-    for row in prange(c * kh * kw):
+    for row in range(t0, t1):
         ch = row // (kh * kw)
         rem = row - ch * kh * kw
         i = rem // kw
@@ -150,12 +162,12 @@ def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
                         cols[row, start + xo] = 0
 
 
-@njit(parallel=True, cache=True)
-def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
+@njit(**_JIT)
+def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, t0, t1):
     """cols: (C*kh*kw, N*oh*ow) summed back into x: (N, C, H, W)."""
     n, c, h, w = x.shape
     L = oh * ow
-    for task in prange(n * c):
+    for task in range(t0, t1):
         b = task // c
         ch = task - b * c
         for yy in range(h):
@@ -174,3 +186,50 @@ def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
                         ix = xo * sw - pw + j * dw
                         if ix >= 0 and ix < w:
                             x[b, ch, iy, ix] += cols[row, start + xo]
+
+
+# ---------------------------------------------------------------------------
+# The parallel drivers: one prange task per task of the serial kernel.  (Numba
+# makes a prange index unsigned; np.int64 keeps the serial kernel's
+# signature the one the backend calls, so it is compiled once, not twice.)
+# ---------------------------------------------------------------------------
+@njit(**_PARALLEL)
+def im2col_parallel(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
+    for t in prange(x.shape[0] * x.shape[1]):
+        task = np.int64(t)
+        im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, task, task + 1)
+
+
+@njit(**_PARALLEL)
+def col2im_parallel(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
+    for t in prange(x.shape[0] * x.shape[1]):
+        task = np.int64(t)
+        col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, task, task + 1)
+
+
+@njit(**_PARALLEL)
+def max_pool2d_parallel(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx):
+    for t in prange(x.shape[0] * x.shape[1]):
+        task = np.int64(t)
+        max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx, task, task + 1)
+
+
+@njit(**_PARALLEL)
+def max_pool2d_backward_parallel(grad, idx, out):
+    for t in prange(grad.shape[0] * grad.shape[1]):
+        task = np.int64(t)
+        max_pool2d_backward(grad, idx, out, task, task + 1)
+
+
+@njit(**_PARALLEL)
+def im2col_batch_parallel(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
+    for t in prange(cols.shape[0]):
+        task = np.int64(t)
+        im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, task, task + 1)
+
+
+@njit(**_PARALLEL)
+def col2im_batch_parallel(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
+    for t in prange(x.shape[0] * x.shape[1]):
+        task = np.int64(t)
+        col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, task, task + 1)

@@ -8,10 +8,10 @@ about broadcasting.  Each family has two kernels:
 * a *contiguous fast path*: every operand is a plain run of memory (or a
   single value repeated), so the loop is ``out[i] = f(a[i], b[i])``, which
   LLVM vectorises;
-* a *strided path* that walks any shape and strides.  It splits the output
-  into chunks of ``CHUNK`` elements, one per parallel task; each task finds
-  its starting multi-index once, then moves like an odometer: run along the
-  last dimension, and when a dimension wraps around, carry into the next.
+* a *strided path* that walks any shape and strides, over a range of
+  flat (row-major) element numbers ``start..stop``: it finds the starting
+  multi-index once, then moves like an odometer: run along the last
+  dimension, and when a dimension wraps around, carry into the next.
   Each run along the last dimension is itself checked: when the output and
   the inputs step by 1 (or an input by 0, a broadcast value) the run is the
   same simple loop as the contiguous path and vectorises; only truly
@@ -28,6 +28,23 @@ loop and vectorises each case only when there are few cases.  Only the hot
 families get a strided kernel; the backend makes other families' inputs
 contiguous first.
 
+**Serial kernels, parallel drivers.**  Every kernel here is a plain serial
+loop.  Running it on several threads is the job of a second, tiny function
+named after it, ``<kernel>_parallel``, which cuts the work into chunks of
+``CHUNK`` elements and runs the serial kernel on each chunk in a ``prange``
+loop.  A chunk of a contiguous problem is the same problem on slices
+(``_piece``), so the contiguous kernels are simply called on slices; the
+strided kernels take the range of flat elements to do (``start, stop``).
+The backend calls a ``_parallel`` driver only when there is more than one
+chunk of work and more than one thread (``backend._parallel``).  Two
+reasons: waking the threads costs more than a small operation, and a
+``parallel=True`` function takes two to three times as long to compile as
+the same loop without it (Numba outlines the loop body into a separate
+function, a "gufunc", compiles it again and wraps it in a scheduler), so a
+process that never needs threads (one thread, or only small tensors) never
+compiles them.  The drivers call the serial kernels as ordinary functions:
+each loop is compiled once and shared by both paths.
+
 Why so many near-identical loops?  Numba caches a kernel on disk only if it
 is a module-level function that calls module-level functions.  A kernel
 that takes the scalar function as an argument, or one built by a factory,
@@ -39,7 +56,7 @@ from numba import njit, prange
 
 from .. import scalar_ops
 
-CHUNK = 16384  # elements per parallel task on the strided path
+CHUNK = 16384  # elements per parallel task (see the ``_parallel`` drivers)
 
 # Numba's disk cache decides whether a kernel is stale by hashing THIS file's
 # text only; it does not notice edits to scalar_ops.py, whose functions are
@@ -110,152 +127,90 @@ def _total(shape):
 
 
 # ---------------------------------------------------------------------------
-# One run along the last dimension.  ``run`` elements; position and step of
-# each operand.  The special cases are the loops LLVM can vectorise: the
-# slices make every index a plain ``j`` from 0, exactly as in the
-# contiguous kernels.
-# ---------------------------------------------------------------------------
-@njit(inline="always", **_JIT)
-def _copy_run(a, pa, sa, out, po, so, run):
-    if so == 1 and sa == 1:
-        x = a[pa:pa + run]
-        o = out[po:po + run]
-        for j in range(run):
-            o[j] = x[j]
-    elif so == 1 and sa == 0:
-        v = a[pa]
-        o = out[po:po + run]
-        for j in range(run):
-            o[j] = v
-    else:
-        for j in range(run):
-            out[po + j * so] = a[pa + j * sa]
-
-
-@njit(inline="always", **_JIT)
-def _unary_fast_run(op, a, pa, sa, out, po, so, run, p0, p1):
-    if so == 1 and sa == 1:
-        x = a[pa:pa + run]
-        o = out[po:po + run]
-        for j in range(run):
-            o[j] = _unary_fast(op, x[j], p0, p1)
-    else:
-        for j in range(run):
-            out[po + j * so] = _unary_fast(op, a[pa + j * sa], p0, p1)
-
-
-@njit(inline="always", **_JIT)
-def _arith_run(op, a, pa, sa, b, pb, sb, out, po, so, run):
-    if so == 1 and sa == 1 and sb == 1:
-        x = a[pa:pa + run]
-        y = b[pb:pb + run]
-        o = out[po:po + run]
-        for j in range(run):
-            o[j] = _arith(op, x[j], y[j])
-    elif so == 1 and sa == 1 and sb == 0:
-        x = a[pa:pa + run]
-        v = b[pb]
-        o = out[po:po + run]
-        for j in range(run):
-            o[j] = _arith(op, x[j], v)
-    elif so == 1 and sa == 0 and sb == 1:
-        u = a[pa]
-        y = b[pb:pb + run]
-        o = out[po:po + run]
-        for j in range(run):
-            o[j] = _arith(op, u, y[j])
-    else:
-        for j in range(run):
-            out[po + j * so] = _arith(op, a[pa + j * sa], b[pb + j * sb])
-
-
-@njit(inline="always", **_JIT)
-def _compare_run(op, a, pa, sa, b, pb, sb, out, po, so, run):
-    if so == 1 and sa == 1 and sb == 1:
-        x = a[pa:pa + run]
-        y = b[pb:pb + run]
-        o = out[po:po + run]
-        for j in range(run):
-            o[j] = _compare(op, x[j], y[j])
-    elif so == 1 and sa == 1 and sb == 0:
-        x = a[pa:pa + run]
-        v = b[pb]
-        o = out[po:po + run]
-        for j in range(run):
-            o[j] = _compare(op, x[j], v)
-    else:
-        for j in range(run):
-            out[po + j * so] = _compare(op, a[pa + j * sa], b[pb + j * sb])
-
-
-# ---------------------------------------------------------------------------
 # Copy (with cast): out = a, converted to out's dtype by the store.
 # ---------------------------------------------------------------------------
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def copy_contiguous(a, out):
     n = out.shape[0]
     if a.shape[0] == n:
-        for i in prange(n):
+        for i in range(n):
             out[i] = a[i]
     else:
         v = a[0]
-        for i in prange(n):
+        for i in range(n):
             out[i] = v
 
 
-@njit(**_PARALLEL)
-def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape):
-    total = _total(shape)
+@njit(**_JIT)
+def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, start, stop):
+    """Copy flat elements ``start..stop`` (row-major over ``shape``) of ``a`` into ``out``.
+
+    Like :func:`arith_strided`, which explains the runs.
+    """
     last = shape.shape[0] - 1
-    for c in prange((total + CHUNK - 1) // CHUNK):
-        start = c * CHUNK
-        stop = min(total, start + CHUNK)
-        idx = np.zeros(shape.shape[0], np.int64)
-        pa, pb, po = _start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
-        i = start
-        while i < stop:
-            run = min(shape[last] - idx[last], stop - i)
-            _copy_run(a, pa, a_st[last], out, po, o_st[last], run)
-            i += run
-            pa, pb, po = _advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
+    sa, so = a_st[last], o_st[last]
+    idx = np.zeros(shape.shape[0], np.int64)
+    pa, pb, po = _start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
+    i = start
+    while i < stop:
+        run = min(shape[last] - idx[last], stop - i)
+        if so == 1 and sa == 1:
+            x = a[pa:pa + run]
+            o = out[po:po + run]
+            for j in range(run):
+                o[j] = x[j]
+        elif so == 1 and sa == 0:
+            v = a[pa]
+            o = out[po:po + run]
+            for j in range(run):
+                o[j] = v
+        else:
+            for j in range(run):
+                out[po + j * so] = a[pa + j * sa]
+        i += run
+        pa, pb, po = _advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
 
 
-@njit(**_PARALLEL)
-def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1):
-    total = _total(shape)
+@njit(**_JIT)
+def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, start, stop):
     last = shape.shape[0] - 1
-    for c in prange((total + CHUNK - 1) // CHUNK):
-        start = c * CHUNK
-        stop = min(total, start + CHUNK)
-        idx = np.zeros(shape.shape[0], np.int64)
-        pa, pb, po = _start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
-        i = start
-        while i < stop:
-            run = min(shape[last] - idx[last], stop - i)
-            _unary_fast_run(op, a, pa, a_st[last], out, po, o_st[last], run, p0, p1)
-            i += run
-            pa, pb, po = _advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
+    sa, so = a_st[last], o_st[last]
+    idx = np.zeros(shape.shape[0], np.int64)
+    pa, pb, po = _start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
+    i = start
+    while i < stop:
+        run = min(shape[last] - idx[last], stop - i)
+        if so == 1 and sa == 1:
+            x = a[pa:pa + run]
+            o = out[po:po + run]
+            for j in range(run):
+                o[j] = _unary_fast(op, x[j], p0, p1)
+        else:
+            for j in range(run):
+                out[po + j * so] = _unary_fast(op, a[pa + j * sa], p0, p1)
+        i += run
+        pa, pb, po = _advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
 
 
 # ---------------------------------------------------------------------------
 # Map: out = f(a), contiguous.  One kernel per family.
 # ---------------------------------------------------------------------------
 
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def unary_fast_contiguous(op, a, out, p0, p1):
-    for i in prange(out.shape[0]):
+    for i in range(out.shape[0]):
         out[i] = _unary_fast(op, a[i], p0, p1)
 
 
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def unary_contiguous(op, a, out, p0, p1):
-    for i in prange(out.shape[0]):
+    for i in range(out.shape[0]):
         out[i] = _unary(op, a[i], p0, p1)
 
 
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def unary_int_contiguous(op, a, out):
-    for i in prange(out.shape[0]):
+    for i in range(out.shape[0]):
         out[i] = _unary_int(op, a[i])
 
 
@@ -264,112 +219,276 @@ def unary_int_contiguous(op, a, out):
 # value repeated (a broadcast scalar), read once before the loop.
 # ---------------------------------------------------------------------------
 
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def arith_contiguous(op, a, b, out):
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
-        for i in prange(n):
+        for i in range(n):
             out[i] = _arith(op, a[i], b[i])
     elif b.shape[0] == 1:
         y = b[0]
-        for i in prange(n):
+        for i in range(n):
             out[i] = _arith(op, a[i], y)
     else:
         x = a[0]
-        for i in prange(n):
+        for i in range(n):
             out[i] = _arith(op, x, b[i])
 
 
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def binary_contiguous(op, a, b, out):
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
-        for i in prange(n):
+        for i in range(n):
             out[i] = _binary(op, a[i], b[i])
     elif b.shape[0] == 1:
         y = b[0]
-        for i in prange(n):
+        for i in range(n):
             out[i] = _binary(op, a[i], y)
     else:
         x = a[0]
-        for i in prange(n):
+        for i in range(n):
             out[i] = _binary(op, x, b[i])
 
 
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def binary_int_contiguous(op, a, b, out):
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
-        for i in prange(n):
+        for i in range(n):
             out[i] = _binary_int(op, a[i], b[i])
     elif b.shape[0] == 1:
         y = b[0]
-        for i in prange(n):
+        for i in range(n):
             out[i] = _binary_int(op, a[i], y)
     else:
         x = a[0]
-        for i in prange(n):
+        for i in range(n):
             out[i] = _binary_int(op, x, b[i])
 
 
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def compare_contiguous(op, a, b, out):
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
-        for i in prange(n):
+        for i in range(n):
             out[i] = _compare(op, a[i], b[i])
     elif b.shape[0] == 1:
         y = b[0]
-        for i in prange(n):
+        for i in range(n):
             out[i] = _compare(op, a[i], y)
     else:
         x = a[0]
-        for i in prange(n):
+        for i in range(n):
             out[i] = _compare(op, x, b[i])
 
 
-@njit(**_PARALLEL)
-def arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape):
-    total = _total(shape)
+@njit(**_JIT)
+def arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, start, stop):
+    """``out = a (op) b`` over flat elements ``start..stop`` (row-major over ``shape``).
+
+    The backend passes ``0, numel`` to do everything on one thread;
+    :func:`arith_strided_parallel` passes one chunk per task.  ``sa``,
+    ``sb``, ``so`` are the operands' steps along the last dimension.  Each
+    run along it takes one of four loops: the first three are the loops
+    LLVM vectorises (the slices make every index a plain ``j`` from 0,
+    exactly as in the contiguous kernels), the last one handles any steps.
+    The loops are written out here rather than in a helper that Numba
+    inlines: Numba's inlining copies the helper's IR into the kernel, which
+    costs compile time, and the kernel came out about 20% slower.
+    """
     last = shape.shape[0] - 1
-    for c in prange((total + CHUNK - 1) // CHUNK):
-        start = c * CHUNK
-        stop = min(total, start + CHUNK)
-        idx = np.zeros(shape.shape[0], np.int64)
-        pa, pb, po = _start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)
-        i = start
-        while i < stop:
-            run = min(shape[last] - idx[last], stop - i)
-            _arith_run(op, a, pa, a_st[last], b, pb, b_st[last], out, po, o_st[last], run)
-            i += run
-            pa, pb, po = _advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
+    sa, sb, so = a_st[last], b_st[last], o_st[last]
+    idx = np.zeros(shape.shape[0], np.int64)
+    pa, pb, po = _start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)
+    i = start
+    while i < stop:
+        run = min(shape[last] - idx[last], stop - i)
+        if so == 1 and sa == 1 and sb == 1:            # three runs
+            x = a[pa:pa + run]
+            y = b[pb:pb + run]
+            o = out[po:po + run]
+            for j in range(run):
+                o[j] = _arith(op, x[j], y[j])
+        elif so == 1 and sa == 1 and sb == 0:          # b repeated: x + bias
+            x = a[pa:pa + run]
+            v = b[pb]
+            o = out[po:po + run]
+            for j in range(run):
+                o[j] = _arith(op, x[j], v)
+        elif so == 1 and sa == 0 and sb == 1:          # a repeated
+            u = a[pa]
+            y = b[pb:pb + run]
+            o = out[po:po + run]
+            for j in range(run):
+                o[j] = _arith(op, u, y[j])
+        else:
+            for j in range(run):
+                out[po + j * so] = _arith(op, a[pa + j * sa], b[pb + j * sb])
+        i += run
+        pa, pb, po = _advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
 
 
-@njit(**_PARALLEL)
-def compare_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape):
-    total = _total(shape)
+@njit(**_JIT)
+def compare_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, start, stop):
     last = shape.shape[0] - 1
-    for c in prange((total + CHUNK - 1) // CHUNK):
-        start = c * CHUNK
-        stop = min(total, start + CHUNK)
-        idx = np.zeros(shape.shape[0], np.int64)
-        pa, pb, po = _start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)
-        i = start
-        while i < stop:
-            run = min(shape[last] - idx[last], stop - i)
-            _compare_run(op, a, pa, a_st[last], b, pb, b_st[last], out, po, o_st[last], run)
-            i += run
-            pa, pb, po = _advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
+    sa, sb, so = a_st[last], b_st[last], o_st[last]
+    idx = np.zeros(shape.shape[0], np.int64)
+    pa, pb, po = _start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)
+    i = start
+    while i < stop:
+        run = min(shape[last] - idx[last], stop - i)
+        if so == 1 and sa == 1 and sb == 1:
+            x = a[pa:pa + run]
+            y = b[pb:pb + run]
+            o = out[po:po + run]
+            for j in range(run):
+                o[j] = _compare(op, x[j], y[j])
+        elif so == 1 and sa == 1 and sb == 0:
+            x = a[pa:pa + run]
+            v = b[pb]
+            o = out[po:po + run]
+            for j in range(run):
+                o[j] = _compare(op, x[j], v)
+        else:
+            for j in range(run):
+                out[po + j * so] = _compare(op, a[pa + j * sa], b[pb + j * sb])
+        i += run
+        pa, pb, po = _advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
 
 
 # ---------------------------------------------------------------------------
 # where: out = a if cond else b.  Inputs are runs or single values (step 0).
 # ---------------------------------------------------------------------------
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def where_contiguous(cond, a, b, out):
     n = out.shape[0]
     sc = 1 if cond.shape[0] == n else 0
     sa = 1 if a.shape[0] == n else 0
     sb = 1 if b.shape[0] == n else 0
-    for i in prange(n):
+    for i in range(n):
         out[i] = a[i * sa] if cond[i * sc] else b[i * sb]
+
+
+# ---------------------------------------------------------------------------
+# The parallel drivers: the same work cut into chunks of CHUNK elements, one
+# prange task each, every task running the serial kernel above on its chunk.
+# Compiled only when the backend first calls them (more than one chunk of
+# work and more than one thread).
+# ---------------------------------------------------------------------------
+@njit(inline="always", **_JIT)
+def _chunks(n):
+    return (n + CHUNK - 1) // CHUNK
+
+
+@njit(inline="always", **_JIT)
+def _piece(x, n, start, stop):
+    """Elements ``start..stop`` of an operand of ``n`` elements; a repeated value as it is."""
+    if x.shape[0] == n:
+        return x[start:stop]
+    return x
+
+
+@njit(**_PARALLEL)
+def copy_contiguous_parallel(a, out):
+    n = out.shape[0]
+    for c in prange(_chunks(n)):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        copy_contiguous(_piece(a, n, s, e), out[s:e])
+
+
+@njit(**_PARALLEL)
+def copy_strided_parallel(a, a_pos, a_st, out, o_pos, o_st, shape):
+    total = _total(shape)
+    for c in prange(_chunks(total)):
+        copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, c * CHUNK,
+                     min(total, (c + 1) * CHUNK))
+
+
+@njit(**_PARALLEL)
+def unary_fast_strided_parallel(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1):
+    total = _total(shape)
+    for c in prange(_chunks(total)):
+        unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, c * CHUNK,
+                           min(total, (c + 1) * CHUNK))
+
+
+@njit(**_PARALLEL)
+def unary_fast_contiguous_parallel(op, a, out, p0, p1):
+    n = out.shape[0]
+    for c in prange(_chunks(n)):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        unary_fast_contiguous(op, a[s:e], out[s:e], p0, p1)
+
+
+@njit(**_PARALLEL)
+def unary_contiguous_parallel(op, a, out, p0, p1):
+    n = out.shape[0]
+    for c in prange(_chunks(n)):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        unary_contiguous(op, a[s:e], out[s:e], p0, p1)
+
+
+@njit(**_PARALLEL)
+def unary_int_contiguous_parallel(op, a, out):
+    n = out.shape[0]
+    for c in prange(_chunks(n)):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        unary_int_contiguous(op, a[s:e], out[s:e])
+
+
+@njit(**_PARALLEL)
+def arith_contiguous_parallel(op, a, b, out):
+    n = out.shape[0]
+    for c in prange(_chunks(n)):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        arith_contiguous(op, _piece(a, n, s, e), _piece(b, n, s, e), out[s:e])
+
+
+@njit(**_PARALLEL)
+def binary_contiguous_parallel(op, a, b, out):
+    n = out.shape[0]
+    for c in prange(_chunks(n)):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        binary_contiguous(op, _piece(a, n, s, e), _piece(b, n, s, e), out[s:e])
+
+
+@njit(**_PARALLEL)
+def binary_int_contiguous_parallel(op, a, b, out):
+    n = out.shape[0]
+    for c in prange(_chunks(n)):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        binary_int_contiguous(op, _piece(a, n, s, e), _piece(b, n, s, e), out[s:e])
+
+
+@njit(**_PARALLEL)
+def compare_contiguous_parallel(op, a, b, out):
+    n = out.shape[0]
+    for c in prange(_chunks(n)):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        compare_contiguous(op, _piece(a, n, s, e), _piece(b, n, s, e), out[s:e])
+
+
+@njit(**_PARALLEL)
+def arith_strided_parallel(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape):
+    total = _total(shape)
+    for c in prange(_chunks(total)):
+        arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, c * CHUNK,
+                      min(total, (c + 1) * CHUNK))
+
+
+@njit(**_PARALLEL)
+def compare_strided_parallel(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape):
+    total = _total(shape)
+    for c in prange(_chunks(total)):
+        compare_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, c * CHUNK,
+                        min(total, (c + 1) * CHUNK))
+
+
+@njit(**_PARALLEL)
+def where_contiguous_parallel(cond, a, b, out):
+    n = out.shape[0]
+    for c in prange(_chunks(n)):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        where_contiguous(_piece(cond, n, s, e), _piece(a, n, s, e), _piece(b, n, s, e),
+                         out[s:e])

@@ -84,6 +84,8 @@ __all__ = [
     "mulhi64", "random_below",
     "fill_uniform", "fill_normal", "fill_randint", "fill_bernoulli",
     "fill_bernoulli_scalar", "randperm", "multinomial",
+    "fill_uniform_parallel", "fill_normal_parallel", "fill_randint_parallel",
+    "fill_bernoulli_parallel", "fill_bernoulli_scalar_parallel",
     "normal_counters", "multinomial_counters",
 ]
 
@@ -242,9 +244,27 @@ def multinomial_counters(rows: int, num_categories: int, num_samples: int,
 # --------------------------------------------------------------------------
 # Kernels.  Each fills a preallocated, contiguous 1-D ``out`` (2-D for
 # multinomial) and reads counters offset, offset + 1, ...
+#
+# The fills are serial loops.  Because element ``i`` depends only on counter
+# ``offset + i``, a slice ``out[s:e]`` filled with offset ``offset + s`` gets
+# exactly the numbers the whole fill would put there, so the ``*_parallel``
+# drivers below just fill chunks of ``CHUNK`` elements on different threads.
+# The backend uses a driver only for large fills on more than one thread
+# (see :mod:`minitorch.backends.cpu.elementwise`).
 # --------------------------------------------------------------------------
 
-@njit(parallel=True, cache=True)
+# Elements per parallel task (even, so that fill_normal's pairs never straddle
+# two chunks).
+CHUNK = 16384
+
+# The fills use NumPy's error model, as they did inside a prange loop: no
+# zero test (and ZeroDivisionError) before a division, which would keep
+# LLVM from vectorising the loops.
+_JIT = dict(cache=True, error_model="numpy")
+_PARALLEL = dict(parallel=True, **_JIT)
+
+
+@njit(**_JIT)
 def fill_uniform(out, seed, offset, low, high):
     """``out[i] = low + (high - low) * u_i`` with ``u_i`` uniform in [0, 1).
 
@@ -259,7 +279,7 @@ def fill_uniform(out, seed, offset, low, high):
     lo = np.float64(low)
     width = np.float64(high) - lo
     use_24_bits = out.itemsize == 4       # float32 output
-    for i in prange(n):
+    for i in range(n):
         bits = random_bits(seed, counter_at(offset, i))
         if use_24_bits:
             u = np.float64(bits_to_float32(bits))
@@ -268,7 +288,7 @@ def fill_uniform(out, seed, offset, low, high):
         out[i] = lo + width * u
 
 
-@njit(parallel=True, cache=True)
+@njit(**_JIT)
 def fill_normal(out, seed, offset, mean, std):
     """``out[i] = mean + std * z_i`` with ``z_i`` standard normal (Box–Muller).
 
@@ -291,7 +311,7 @@ def fill_normal(out, seed, offset, mean, std):
     n = out.shape[0]
     mu = np.float64(mean)
     sigma = np.float64(std)
-    for pair in prange((n + 1) // 2):
+    for pair in range((n + 1) // 2):
         i = 2 * pair
         u1 = bits_to_open_float64(random_bits(seed, counter_at(offset, i)))
         u2 = bits_to_float64(random_bits(seed, counter_at(offset, i + 1)))
@@ -302,7 +322,7 @@ def fill_normal(out, seed, offset, mean, std):
             out[i + 1] = mu + sigma * (r * math.sin(theta))
 
 
-@njit(parallel=True, cache=True)
+@njit(**_JIT)
 def fill_randint(out, seed, offset, low, high):
     """``out[i]`` uniform in the integers ``[low, high)``; ``out`` is int64.
 
@@ -315,12 +335,12 @@ def fill_randint(out, seed, offset, low, high):
     n = out.shape[0]
     lo = np.uint64(np.int64(low))
     span = np.uint64(np.int64(high)) - lo
-    for i in prange(n):
+    for i in range(n):
         r = random_below(seed, counter_at(offset, i), span)
         out[i] = np.int64(lo + r)         # wraps back into the signed range
 
 
-@njit(parallel=True, cache=True)
+@njit(**_JIT)
 def fill_bernoulli(out, probs, seed, offset):
     """``out[i] = u_i < probs[i]``: True with probability ``probs[i]``.
 
@@ -331,12 +351,12 @@ def fill_bernoulli(out, probs, seed, offset):
     Consumes ``len(out)`` counters: element ``i`` uses counter ``offset + i``.
     """
     n = out.shape[0]
-    for i in prange(n):
+    for i in range(n):
         u = bits_to_float64(random_bits(seed, counter_at(offset, i)))
         out[i] = u < probs[i]
 
 
-@njit(parallel=True, cache=True)
+@njit(**_JIT)
 def fill_bernoulli_scalar(out, p, seed, offset):
     """``out[i] = u_i < p``: each True with the same probability ``p``.
 
@@ -345,9 +365,56 @@ def fill_bernoulli_scalar(out, p, seed, offset):
     """
     n = out.shape[0]
     prob = np.float64(p)
-    for i in prange(n):
+    for i in range(n):
         u = bits_to_float64(random_bits(seed, counter_at(offset, i)))
         out[i] = u < prob
+
+
+@njit(inline='always', cache=True)
+def _chunk(n, c):
+    """Start and end of chunk ``c`` of ``n`` elements, and the start as a uint64."""
+    s = c * CHUNK
+    return s, min(n, s + CHUNK), np.uint64(s)
+
+
+@njit(**_PARALLEL)
+def fill_uniform_parallel(out, seed, offset, low, high):
+    n = out.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        s, e, us = _chunk(n, c)
+        fill_uniform(out[s:e], seed, np.uint64(offset) + us, low, high)
+
+
+@njit(**_PARALLEL)
+def fill_normal_parallel(out, seed, offset, mean, std):
+    n = out.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        s, e, us = _chunk(n, c)
+        fill_normal(out[s:e], seed, np.uint64(offset) + us, mean, std)
+
+
+@njit(**_PARALLEL)
+def fill_randint_parallel(out, seed, offset, low, high):
+    n = out.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        s, e, us = _chunk(n, c)
+        fill_randint(out[s:e], seed, np.uint64(offset) + us, low, high)
+
+
+@njit(**_PARALLEL)
+def fill_bernoulli_parallel(out, probs, seed, offset):
+    n = out.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        s, e, us = _chunk(n, c)
+        fill_bernoulli(out[s:e], probs[s:e], seed, np.uint64(offset) + us)
+
+
+@njit(**_PARALLEL)
+def fill_bernoulli_scalar_parallel(out, p, seed, offset):
+    n = out.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        s, e, us = _chunk(n, c)
+        fill_bernoulli_scalar(out[s:e], p, seed, np.uint64(offset) + us)
 
 
 @njit(cache=True)

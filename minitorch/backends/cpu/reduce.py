@@ -7,35 +7,53 @@ index) and the *reduced* dims (folded into that output element)::
     x: (4, 5, 6), reduce dims (1,)  ->  kept (4, 6) with strides (30, 1)
                                         reduced (5,) with stride (6,)
 
-Each output element is the fold of its reduced elements.  Two kernels do the
-folding, chosen by where the contiguous memory is:
+Each output element is the fold of its reduced elements.  Two kinds of
+kernel do the folding, chosen by where the contiguous memory is:
 
-* :func:`reduce_strided`: one task per output element.  It walks the
-  reduced elements in *runs* along the innermost reduced dim.  When that dim
-  has stride 1 (``x.sum()``, ``x.sum(1)`` of a matrix) each run is a plain
+* ``*_strided``: one task per output element.  It walks the reduced
+  elements in *runs* along the innermost reduced dim, moving like an
+  odometer (``_first``, ``_run_length``, ``_carry``).  When that dim has
+  stride 1 (``x.sum()``, ``x.sum(1)`` of a matrix) each run is a plain
   slice of memory, folded by a tight loop per op that LLVM vectorises
-  (``_fold_run``).  A strided run is first copied into a small contiguous
-  buffer (``_gather``), then folded the same way.
-* :func:`reduce_cols`: the reduced dim lies *outside* a contiguous kept dim
+  (``_fold_sum``, ``_fold_extremum``).  A strided run is first copied into
+  a small contiguous buffer (``_gather``), then folded the same way.
+* ``*_cols``: the reduced dim lies *outside* a contiguous kept dim
   (``x.sum(0)`` of a matrix: one output per column, each column strided).
   Walking down each column would jump through memory, so a task instead
   takes a block of columns and adds whole rows into a block of
   accumulators: every read is contiguous.  Only sum, max and min
   (``COL_OPS``) have this kernel; the backend sends other column
-  reductions to :func:`reduce_strided`.
+  reductions to the strided kernels.
+
+**Two families.**  The ops come in two families, each with its own kernels:
+
+* *sums* (``sum_strided``, ``sum_cols``): sum, nansum, prod, all, any.
+  They start from the identity ``acc0`` and accumulate in a wider type
+  than the data: float sums run in float64 and integer sums in int64,
+  which is what ``acc0``'s type sets.
+* *extrema* (``extremum_strided``, ``extremum_cols``): max, min, argmax,
+  argmin.  They start from a real element (there is no identity), run in
+  the data's own type and may track the index of the winner.
+
+A training step uses only sums, so it compiles only the sum kernels.  Each
+loop in a kernel is compiled for every dtype the kernel meets, so a kernel
+that carried every op would take longer to compile and to load from the
+disk cache.
 
 For the ops that may meet their elements in any order (all but argmax and
 argmin, which return the *first* index of the extremum), the backend also
 puts the reduced dims in memory order, so that ``x.T.sum()`` is one
 contiguous run too.
 
-When there are few outputs but many elements per output (``x.sum()`` of a
-big tensor has one output), one task per output would leave cores idle, so
-each output's reduced range is cut into ``nsplit`` segments that run in
-parallel, and the partial results are combined at the end.
-
-Accumulators are wider than the data: float sums run in float64 and integer
-sums in int64, which is what ``acc0`` (the starting value) sets.
+**Serial kernels, parallel drivers.**  As in
+:mod:`~minitorch.backends.cpu.elementwise`, each kernel is a serial loop
+over a range of tasks, and ``<kernel>_parallel`` runs it on threads; the
+backend uses the driver only when there is enough work and more than one
+thread.  When there are few outputs but many elements per output
+(``x.sum()`` of a big tensor has one output), one task per output would
+leave cores idle, so the parallel driver cuts each output's reduced range
+into ``nsplit`` segments that run in parallel, and combines the partial
+results at the end.
 
 **Why the fast loops are fast.**  A sum loop ``acc += x[j]`` is one long
 chain: each addition waits for the previous one (about 4 cycles), so the CPU
@@ -80,19 +98,22 @@ ANY = 7
 NANSUM = 8
 
 _SPLIT_GRAIN = 32768   # reduced elements per parallel segment when splitting
-_TASK_GRAIN = 16384    # elements per parallel chunk of tasks in reduce_strided
+_TASK_GRAIN = 16384    # elements per parallel chunk of tasks in the strided drivers
 GATHER = 1024          # elements of a strided run copied at a time (see _gather)
-COL_BLOCK = 1024       # most columns per task in reduce_cols (float64 acc: 8 KiB, stays in L1)
-MIN_COLS = 8           # fewer kept columns than this: reduce_strided walks each column instead
-MAX_COL_STEP = 4       # reduce_cols also takes columns up to this far apart (see the backend)
+COL_BLOCK = 1024       # most columns per task in the *_cols kernels (float64 acc: 8 KiB, in L1)
+MIN_COLS = 8           # fewer kept columns than this: the strided kernel walks each column
+MAX_COL_STEP = 4       # *_cols also take columns up to this far apart (see the backend)
 
-# The ops reduce_cols handles.  Each op is one more loop for LLVM to compile
+# The ops with a column kernel.  Each op is one more loop for LLVM to compile
 # in every signature of the kernel, so only the common column reductions
 # (x.sum(0), mean, bias gradients; max for softmax over dim 0) are here.
 COL_OPS = (SUM, MAX, MIN)
 
 # Let LLVM reorder float sums and products (see the module docstring).
-_FAST = dict(parallel=True, cache=True, fastmath={"reassoc"})
+# NumPy's error model, as inside a prange loop: no zero test (and
+# ZeroDivisionError) before each integer division of the index arithmetic.
+_FAST = dict(cache=True, fastmath={"reassoc"}, error_model="numpy")
+_FAST_PARALLEL = dict(parallel=True, **_FAST)
 
 
 # ---------------------------------------------------------------------------
@@ -138,8 +159,106 @@ def _minimum(typingctx, a, b):
 
 
 # ---------------------------------------------------------------------------
-# Folding: two partial results, one run, four rows at once.
+# Folding one contiguous run, one family per function.
 # ---------------------------------------------------------------------------
+@njit(inline="always", cache=True)
+def _fold_sum(op, seg, acc):
+    """Fold the contiguous 1-D run ``seg`` into ``acc`` (sum, nansum, prod, all, any).
+
+    Each op has its own loop with a one-line body, so LLVM vectorises each.
+    Sums and products add into ``acc``'s wider type (float32 elements are
+    converted to float64 on the way, a vector at a time); nansum adds 0 in
+    place of a NaN.  All and any only remember whether some element was
+    zero / nonzero: an OR over the run.
+    """
+    n = seg.shape[0]
+    if op == SUM:
+        for j in range(n):
+            acc += seg[j]
+    elif op == NANSUM:
+        for j in range(n):
+            v = seg[j]
+            acc += v if v == v else 0        # a select, not an if: it vectorises
+    elif op == PROD:
+        for j in range(n):
+            acc *= seg[j]
+    elif op == ALL:
+        zero = False
+        for j in range(n):
+            zero |= seg[j] == 0
+        if zero:
+            acc = 0
+    elif op == ANY:
+        nonzero = False
+        for j in range(n):
+            nonzero |= seg[j] != 0
+        if nonzero:
+            acc = 1
+    return acc
+
+
+@njit(inline="always", cache=True)
+def _fold_extremum(op, seg, acc, acc_i, r):
+    """Fold the run ``seg``, whose first element has reduced index ``r`` (max, min, arg*).
+
+    Returns the new ``(acc, acc_i)``.  Runs in the data's own type (twice as
+    many float32 as float64 fit in a vector) and needs ``acc`` to hold a
+    real element already.  The run's best value replaces ``acc`` only if it
+    is strictly better (or a NaN, unless ``acc`` is one already): on a tie
+    the earlier index stays.  Only then does argmax look for the index, a
+    second, short scan that stops at the first element equal to that value:
+    the first index of the maximum, as PyTorch returns.
+    """
+    n = seg.shape[0]
+    m = seg[0]
+    if op == MAX or op == ARGMAX:
+        for j in range(1, n):
+            m = _maximum(m, seg[j])
+        better = acc == acc and (m != m or m > acc)
+    else:
+        for j in range(1, n):
+            m = _minimum(m, seg[j])
+        better = acc == acc and (m != m or m < acc)
+    if better:
+        acc = m
+        if op == ARGMAX or op == ARGMIN:
+            j = 0
+            if m == m:
+                while seg[j] != m:
+                    j += 1
+            else:                            # the first NaN
+                while seg[j] == seg[j]:
+                    j += 1
+            acc_i = r + j
+    return acc, acc_i
+
+
+@njit(inline="always", cache=True)
+def _rows_sum(acc, a, b, c, d):
+    """``acc[o] += a[o] + b[o] + c[o] + d[o]`` for each column ``o``.
+
+    Four rows per pass: the accumulator block is loaded and stored once per
+    four rows instead of once per row.  The loop is elementwise (no
+    dependency from one ``o`` to the next), so it vectorises without
+    reordering anything.  Writing ``acc[o] + a[o] + b[o]`` (not
+    ``a[o] + b[o]``) converts each element to ``acc``'s wider type before
+    it is added, so float32 input is summed in float64.
+    """
+    for o in range(acc.shape[0]):
+        acc[o] = acc[o] + a[o] + b[o] + c[o] + d[o]
+
+
+@njit(inline="always", cache=True)
+def _rows_extremum(op, acc, a, b, c, d):
+    """``acc[o] = max(acc[o], a[o], b[o], c[o], d[o])`` for each column ``o`` (or min)."""
+    if op == MAX:
+        for o in range(acc.shape[0]):
+            acc[o] = _maximum(acc[o], _maximum(_maximum(a[o], b[o]), _maximum(c[o], d[o])))
+    else:
+        for o in range(acc.shape[0]):
+            acc[o] = _minimum(acc[o], _minimum(_minimum(a[o], b[o]), _minimum(c[o], d[o])))
+
+
 @njit(inline="always", cache=True)
 def _combine(op, acc, acc_i, v, vi):
     """Merge two partial results; ``(acc, acc_i)`` comes from earlier indices."""
@@ -162,94 +281,59 @@ def _combine(op, acc, acc_i, v, vi):
     return acc, acc_i
 
 
+# ---------------------------------------------------------------------------
+# Walking the reduced elements (small helpers, inlined into both families).
+# ---------------------------------------------------------------------------
 @njit(inline="always", cache=True)
-def _fold_run(op, seg, acc, acc_i, r):
-    """Fold the contiguous 1-D run ``seg``, whose first element has reduced index ``r``.
-
-    Returns the new ``(acc, acc_i)``.  Each op has its own loop with a
-    one-line body, so LLVM vectorises each.  Sums and products add into
-    ``acc``'s wider type (float32 elements are converted to float64 on the
-    way, a vector at a time); nansum adds 0 in place of a NaN.  All and any
-    only remember whether some element was zero / nonzero: an OR over the
-    run.
-
-    Max and min (and argmax, argmin) run in the data's own type (twice as
-    many float32 as float64 fit in a vector) and need ``acc`` to hold a real
-    element already, not the placeholder ``acc0``.  The run's best value
-    replaces ``acc`` only if it is strictly better (or a NaN, unless ``acc``
-    is one already): on a tie the earlier index stays.  Only then does
-    argmax look for the index, a second, short scan that stops at the first
-    element equal to that value: the first index of the maximum, as PyTorch
-    returns.
-    """
-    n = seg.shape[0]
-    if op == SUM:
-        for j in range(n):
-            acc += seg[j]
-    elif op == NANSUM:
-        for j in range(n):
-            v = seg[j]
-            acc += v if v == v else 0        # a select, not an if: it vectorises
-    elif op == PROD:
-        for j in range(n):
-            acc *= seg[j]
-    elif op == MAX or op == MIN or op == ARGMAX or op == ARGMIN:
-        m = seg[0]
-        if op == MAX or op == ARGMAX:
-            for j in range(1, n):
-                m = _maximum(m, seg[j])
-            better = acc == acc and (m != m or m > acc)
-        else:
-            for j in range(1, n):
-                m = _minimum(m, seg[j])
-            better = acc == acc and (m != m or m < acc)
-        if better:
-            acc = m
-            if op == ARGMAX or op == ARGMIN:
-                j = 0
-                if m == m:
-                    while seg[j] != m:
-                        j += 1
-                else:                            # the first NaN
-                    while seg[j] == seg[j]:
-                        j += 1
-                acc_i = r + j
-    elif op == ALL:
-        zero = False
-        for j in range(n):
-            zero |= seg[j] == 0
-        if zero:
-            acc = 0
-    elif op == ANY:
-        nonzero = False
-        for j in range(n):
-            nonzero |= seg[j] != 0
-        if nonzero:
-            acc = 1
-    return acc, acc_i
+def _total(shape):
+    n = 1
+    for d in range(shape.shape[0]):
+        n *= shape[d]
+    return n
 
 
 @njit(inline="always", cache=True)
-def _fold_rows(op, acc, a, b, c, d):
-    """``acc[o] = fold(acc[o], a[o], b[o], c[o], d[o])`` for each column ``o`` (``COL_OPS``).
+def _first(o, r0, x_pos, keep_shape, keep_st, red_shape, red_st, idx):
+    """Position of reduced element ``r0`` of output ``o``; sets the odometer ``idx`` to it."""
+    pos = x_pos
+    rem = o
+    for d in range(keep_shape.shape[0] - 1, -1, -1):
+        pos += (rem % keep_shape[d]) * keep_st[d]
+        rem //= keep_shape[d]
+    rem = r0
+    for d in range(red_shape.shape[0] - 1, -1, -1):
+        idx[d] = rem % red_shape[d]
+        rem //= red_shape[d]
+        pos += idx[d] * red_st[d]
+    return pos
 
-    Four rows per pass: the accumulator block is loaded and stored once per
-    four rows instead of once per row.  The loop is elementwise (no
-    dependency from one ``o`` to the next), so it vectorises without
-    reordering anything.  Writing ``acc[o] + a[o] + b[o]`` (not
-    ``a[o] + b[o]``) converts each element to ``acc``'s wider type before
-    it is added, so float32 input is summed in float64.
-    """
-    w = acc.shape[0]
-    if op == SUM:
-        for o in range(w):
-            acc[o] = acc[o] + a[o] + b[o] + c[o] + d[o]
-    elif op == MAX:
-        for o in range(w):
-            acc[o] = _maximum(acc[o], _maximum(_maximum(a[o], b[o]), _maximum(c[o], d[o])))
-    elif op == MIN:
-        for o in range(w):
-            acc[o] = _minimum(acc[o], _minimum(_minimum(a[o], b[o]), _minimum(c[o], d[o])))
+
+@njit(inline="always", cache=True)
+def _run_length(red_shape, red_st, idx, left):
+    """Elements in the next run: to the end of the innermost reduced dim, at most ``left``
+    (and at most ``GATHER`` if the run is strided and must be gathered)."""
+    last = red_shape.shape[0] - 1
+    run = min(red_shape[last] - idx[last], left)
+    if red_st[last] != 1:
+        run = min(run, GATHER)
+    return run
+
+
+@njit(inline="always", cache=True)
+def _carry(run, red_shape, red_st, idx, pos):
+    """Move the odometer ``run`` elements on: carry into the outer reduced dims when a
+    dim wraps around.  Returns the new position."""
+    last = red_shape.shape[0] - 1
+    pos += run * red_st[last]
+    idx[last] += run
+    d = last
+    while d > 0 and idx[d] == red_shape[d]:
+        pos -= red_shape[d] * red_st[d]
+        idx[d] = 0
+        d -= 1
+        idx[d] += 1
+        pos += red_st[d]
+    return pos
 
 
 @njit(inline="always", cache=True)
@@ -271,151 +355,237 @@ def _gather(x, pos, n, st, buf):
 
 
 # ---------------------------------------------------------------------------
-# The kernels.
+# The strided kernels.  ``out`` is contiguous, one element per kept index;
+# ``red_shape`` has at least one dim.  Task ``t`` folds segment
+# ``t % nsplit`` of output ``t // nsplit`` into ``out[t]``: with
+# ``nsplit == 1`` (what the backend passes, with tasks ``0, n_out``) a task is
+# a whole output; the parallel drivers cut outputs into segments and pass
+# arrays of partial results as ``out``.
+#
+# Each kernel is written out in full, not built from one shared walker that
+# takes the fold as an argument: Numba inlines a helper by copying its IR
+# into the caller, and a walker inlined into each kernel, with both families'
+# folds inlined into it, took twice as long to compile as these kernels.
 # ---------------------------------------------------------------------------
 @njit(**_FAST)
-def reduce_strided(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0,
-                   out, out_idx):
-    """Reduce ``x`` over the reduced dims into ``out`` (and indices into ``out_idx``).
-
-    ``out`` is contiguous, one element per kept index; ``red_shape`` has at
-    least one dim.  ``out_idx`` receives the index of the chosen element for
-    argmax/argmin (the only ops that need it; for the others it may be
-    empty).  Task ``t`` folds segment ``t % nsplit`` of output ``t // nsplit``;
-    the tasks go to the threads in chunks of about ``_TASK_GRAIN`` elements,
-    so that a thread does not pay for a task's setup (the odometer ``idx``)
-    once per short row.
-    """
-    n_out = 1
-    for d in range(keep_shape.shape[0]):
-        n_out *= keep_shape[d]
-    n_red = 1
-    for d in range(red_shape.shape[0]):
-        n_red *= red_shape[d]
-    last = red_shape.shape[0] - 1
-    inner_n = red_shape[last]
-    inner_st = red_st[last]
-    need_idx = op == ARGMAX or op == ARGMIN
-    extremum = op == MAX or op == MIN or need_idx
+def sum_strided(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0, out, t0,
+                t1):
+    """Sum, nansum, prod, all or any of ``x`` over the reduced dims, for tasks ``t0 .. t1 - 1``."""
+    n_red = _total(red_shape)
     seg = (n_red + nsplit - 1) // nsplit
-    n_task = n_out * nsplit
-    per_chunk = max(1, _TASK_GRAIN // max(seg, 1))
-    n_chunk = (n_task + per_chunk - 1) // per_chunk
-    # Partial results, only when splitting.  np.empty, not np.zeros: under
-    # parallel=True Numba turns np.zeros into a parallel loop of its own, and
-    # starting the threads costs more than this whole reduction when it is
-    # small.  Every task writes its slot anyway.
-    n_part = n_task if nsplit > 1 else 0
-    part = np.empty(n_part, np.asarray(acc0).dtype)
-    part_i = np.empty(n_part, np.int64)
-    part_n = np.empty(n_part, np.int64)
-    for c in prange(n_chunk):
-        idx = np.zeros(last + 1, np.int64)
-        buf = np.empty(GATHER if inner_st != 1 else 0, x.dtype)
-        for t in range(c * per_chunk, min(n_task, (c + 1) * per_chunk)):
-            o = t // nsplit
-            s = t - o * nsplit
-            r0 = s * seg
-            r1 = min(n_red, r0 + seg)
-            acc = acc0
-            acc_i = r0
-            if r0 < r1:
-                # Position of the first reduced element of this segment.
-                pos = x_pos
-                rem = o
-                for d in range(keep_shape.shape[0] - 1, -1, -1):
-                    pos += (rem % keep_shape[d]) * keep_st[d]
-                    rem //= keep_shape[d]
-                rem = r0
-                for d in range(last, -1, -1):
-                    idx[d] = rem % red_shape[d]
-                    rem //= red_shape[d]
-                    pos += idx[d] * red_st[d]
-                if extremum:
-                    acc = x[pos]     # max/min start from a real element, not acc0
-                r = r0
-                while r < r1:
-                    # One run along the innermost reduced dim; a strided run is
-                    # gathered into a contiguous buffer, GATHER elements at a time.
-                    run = min(inner_n - idx[last], r1 - r)
-                    if inner_st != 1:
-                        run = min(run, GATHER)
-                    acc, acc_i = _fold_run(op, _gather(x, pos, run, inner_st, buf), acc, acc_i, r)
-                    r += run
-                    pos += run * inner_st
-                    # Odometer: carry into the outer reduced dims when a dim wraps.
-                    idx[last] += run
-                    d = last
-                    while d > 0 and idx[d] == red_shape[d]:
-                        pos -= red_shape[d] * red_st[d]
-                        idx[d] = 0
-                        d -= 1
-                        idx[d] += 1
-                        pos += red_st[d]
-            if nsplit == 1:
-                out[o] = acc
-                if need_idx:
-                    out_idx[o] = acc_i
-            else:
-                part[t] = acc
-                part_i[t] = acc_i
-                part_n[t] = r1 - r0
-    if nsplit > 1:
-        # Few outputs (plan_split splits only then): combine on one thread.
-        for o in range(n_out):
-            acc = part[o * nsplit]
-            acc_i = part_i[o * nsplit]
-            for s in range(1, nsplit):
-                t = o * nsplit + s
-                if part_n[t] > 0:
-                    acc, acc_i = _combine(op, acc, acc_i, part[t], part_i[t])
-            out[o] = acc
-            if need_idx:
-                out_idx[o] = acc_i
+    last = red_shape.shape[0] - 1
+    idx = np.zeros(last + 1, np.int64)
+    buf = np.empty(GATHER if red_st[last] != 1 else 0, x.dtype)
+    for t in range(t0, t1):
+        o = t // nsplit
+        r = (t - o * nsplit) * seg
+        r1 = min(n_red, r + seg)
+        acc = acc0
+        if r < r1:
+            pos = _first(o, r, x_pos, keep_shape, keep_st, red_shape, red_st, idx)
+            while r < r1:
+                # One run along the innermost reduced dim.
+                run = _run_length(red_shape, red_st, idx, r1 - r)
+                acc = _fold_sum(op, _gather(x, pos, run, red_st[last], buf), acc)
+                r += run
+                pos = _carry(run, red_shape, red_st, idx, pos)
+        out[t] = acc
 
 
 @njit(**_FAST)
-def reduce_cols(op, x, pos, n_outer, outer_st, n_col, n_red, red_st, width, acc0, out):
-    """Column reductions: ``out[k, o] = fold over r of x[pos + k*outer_st + r*red_st + o]``.
+def extremum_strided(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0, out,
+                     out_idx, t0, t1):
+    """Max, min, argmax or argmin over the reduced dims, for tasks ``t0 .. t1 - 1``.
 
-    The kept dims are ``(n_outer, n_col)`` with the inner one contiguous
-    (``n_outer`` is 1 for ``x.sum(0)`` of a matrix); ``out`` is contiguous
-    ``(n_outer, n_col)``.  A task takes ``width`` columns of one outer index
-    (see :func:`plan_cols`), keeps one accumulator per column in a small
-    array, and adds rows into it four at a time (``_fold_rows``).  Ops in
-    ``COL_OPS`` only.
+    ``out_idx[t]`` receives the reduced index of the chosen element (argmax
+    and argmin; for max and min ``out_idx`` may be empty).  An empty segment
+    gives ``acc0``.
     """
+    n_red = _total(red_shape)
+    seg = (n_red + nsplit - 1) // nsplit
+    last = red_shape.shape[0] - 1
+    idx = np.zeros(last + 1, np.int64)
+    buf = np.empty(GATHER if red_st[last] != 1 else 0, x.dtype)
+    need_idx = out_idx.shape[0] > 0
+    for t in range(t0, t1):
+        o = t // nsplit
+        r = (t - o * nsplit) * seg
+        r1 = min(n_red, r + seg)
+        acc = acc0
+        acc_i = r
+        if r < r1:
+            pos = _first(o, r, x_pos, keep_shape, keep_st, red_shape, red_st, idx)
+            acc = x[pos]             # start from a real element: max/min have no identity
+            while r < r1:
+                run = _run_length(red_shape, red_st, idx, r1 - r)
+                acc, acc_i = _fold_extremum(op, _gather(x, pos, run, red_st[last], buf), acc,
+                                            acc_i, r)
+                r += run
+                pos = _carry(run, red_shape, red_st, idx, pos)
+        out[t] = acc
+        if need_idx:
+            out_idx[t] = acc_i
+
+
+# ---------------------------------------------------------------------------
+# The column kernels: ``out[k, o] = fold over r of x[pos + k*outer_st +
+# r*red_st + o]``.  The kept dims are ``(n_outer, n_col)`` with the inner one
+# contiguous (``n_outer`` is 1 for ``x.sum(0)`` of a matrix); ``out`` is
+# contiguous ``(n_outer, n_col)``.  Task ``t`` takes ``width`` columns of one
+# outer index (see :func:`plan_cols`): it keeps one accumulator per column in
+# a small array and adds rows into it four at a time.  The last group may be
+# short: its missing rows are a row of zeros for a sum, and for max/min
+# (which don't mind seeing a row twice) the group's first row again.  One
+# call site keeps one copy of the fold's loops to compile.
+# ---------------------------------------------------------------------------
+@njit(**_FAST)
+def sum_cols(op, x, pos, n_outer, outer_st, n_col, n_red, red_st, width, acc0, out, t0, t1):
+    """Column sums (``op`` is SUM), for tasks ``t0 .. t1 - 1``."""
     n_blk = (n_col + width - 1) // width
-    for t in prange(n_outer * n_blk):
+    zeros = np.zeros(min(width, n_col), x.dtype)
+    for t in range(t0, t1):
         k = t // n_blk
         start = (t - k * n_blk) * width
         w = min(width, n_col - start)
         base = pos + k * outer_st + start
         acc = np.full(w, acc0)
-        if op == MAX or op == MIN:
-            first = x[base:base + w]
-            for o in range(w):
-                acc[o] = first[o]     # start from real elements, as in reduce_strided
-        # Rows four at a time.  The last group may be short: its missing rows
-        # are a row of zeros for a sum, and for max/min (which don't mind
-        # seeing a row twice) the group's first row again.  One call site
-        # keeps one copy of _fold_rows to compile.
-        zeros = np.zeros(w, x.dtype)
+        fill = zeros[:w]
         for r in range(0, n_red, 4):
             p = base + r * red_st
             a = x[p:p + w]
-            fill = zeros if op == SUM else a
             b = x[p + red_st:p + red_st + w] if r + 1 < n_red else fill
             c = x[p + 2 * red_st:p + 2 * red_st + w] if r + 2 < n_red else fill
             d = x[p + 3 * red_st:p + 3 * red_st + w] if r + 3 < n_red else fill
-            _fold_rows(op, acc, a, b, c, d)
+            _rows_sum(acc, a, b, c, d)
         o0 = k * n_col + start
         for o in range(w):
             out[o0 + o] = acc[o]
 
 
+@njit(**_FAST)
+def extremum_cols(op, x, pos, n_outer, outer_st, n_col, n_red, red_st, width, acc0, out, t0, t1):
+    """Column maxima or minima (``op`` is MAX or MIN), for tasks ``t0 .. t1 - 1``."""
+    n_blk = (n_col + width - 1) // width
+    for t in range(t0, t1):
+        k = t // n_blk
+        start = (t - k * n_blk) * width
+        w = min(width, n_col - start)
+        base = pos + k * outer_st + start
+        acc = np.full(w, acc0)
+        first = x[base:base + w]
+        for o in range(w):
+            acc[o] = first[o]        # start from real elements, as in extremum_strided
+        for r in range(0, n_red, 4):
+            p = base + r * red_st
+            a = x[p:p + w]
+            b = x[p + red_st:p + red_st + w] if r + 1 < n_red else a
+            c = x[p + 2 * red_st:p + 2 * red_st + w] if r + 2 < n_red else a
+            d = x[p + 3 * red_st:p + 3 * red_st + w] if r + 3 < n_red else a
+            _rows_extremum(op, acc, a, b, c, d)
+        o0 = k * n_col + start
+        for o in range(w):
+            out[o0 + o] = acc[o]
+
+
+# ---------------------------------------------------------------------------
+# The parallel drivers.  The strided ones give each thread chunks of about
+# ``_TASK_GRAIN`` elements' worth of tasks, so that a thread does not pay for
+# a task's setup (the odometer) once per short row; with ``nsplit > 1`` they
+# fold into arrays of partial results (of the accumulator's type, float64 or
+# int64) and combine them at the end.
+# ---------------------------------------------------------------------------
+@njit(**_FAST)
+def _split_plan(keep_shape, red_shape, nsplit, acc0):
+    """Tasks, tasks per chunk, and the partial-result arrays (empty unless ``nsplit > 1``).
+
+    A serial helper: in a ``parallel=True`` function Numba would turn the
+    allocations into parallel loops of their own.
+    """
+    n_red = _total(red_shape)
+    seg = (n_red + nsplit - 1) // nsplit
+    n_task = _total(keep_shape) * nsplit
+    per_chunk = max(1, _TASK_GRAIN // max(seg, 1))
+    n_part = n_task if nsplit > 1 else 0
+    part = np.empty(n_part, np.asarray(acc0).dtype)
+    part_i = np.empty(n_part, np.int64)
+    return n_task, per_chunk, part, part_i
+
+
+@njit(**_FAST)
+def _combine_parts(op, red_shape, nsplit, part, part_i, out, out_idx):
+    """Combine the ``nsplit`` partial results of each output, in order (one thread)."""
+    n_red = _total(red_shape)
+    seg = (n_red + nsplit - 1) // nsplit
+    need_idx = out_idx.shape[0] > 0
+    for o in range(out.shape[0]):
+        acc = part[o * nsplit]
+        acc_i = part_i[o * nsplit]
+        for s in range(1, nsplit):
+            if s * seg < n_red:      # a segment past the end is empty
+                t = o * nsplit + s
+                acc, acc_i = _combine(op, acc, acc_i, part[t], part_i[t])
+        out[o] = acc
+        if need_idx:
+            out_idx[o] = acc_i
+
+
+@njit(**_FAST_PARALLEL)
+def sum_strided_parallel(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0, out):
+    """:func:`sum_strided` of every output on threads, each cut into ``nsplit`` segments."""
+    n_task, per_chunk, part, part_i = _split_plan(keep_shape, red_shape, nsplit, acc0)
+    for c in prange((n_task + per_chunk - 1) // per_chunk):
+        t0, t1 = c * per_chunk, min(n_task, (c + 1) * per_chunk)
+        if nsplit == 1:
+            sum_strided(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0, out,
+                        t0, t1)
+        else:
+            sum_strided(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0,
+                        part, t0, t1)
+    if nsplit > 1:
+        _combine_parts(op, red_shape, nsplit, part, part_i, out, part_i[:0])
+
+
+@njit(**_FAST_PARALLEL)
+def extremum_strided_parallel(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0,
+                              out, out_idx):
+    """:func:`extremum_strided` of every output on threads, each cut into ``nsplit`` segments."""
+    n_task, per_chunk, part, part_i = _split_plan(keep_shape, red_shape, nsplit, acc0)
+    for c in prange((n_task + per_chunk - 1) // per_chunk):
+        t0, t1 = c * per_chunk, min(n_task, (c + 1) * per_chunk)
+        if nsplit == 1:
+            extremum_strided(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0,
+                             out, out_idx, t0, t1)
+        else:
+            extremum_strided(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, nsplit, acc0,
+                             part, part_i, t0, t1)
+    if nsplit > 1:
+        _combine_parts(op, red_shape, nsplit, part, part_i, out, out_idx)
+
+
+@njit(**_FAST_PARALLEL)
+def sum_cols_parallel(op, x, pos, n_outer, outer_st, n_col, n_red, red_st, width, acc0, out):
+    """:func:`sum_cols` with one task per thread at a time."""
+    for t in prange(n_outer * ((n_col + width - 1) // width)):
+        task = np.int64(t)          # the prange index is unsigned (see conv.py)
+        sum_cols(op, x, pos, n_outer, outer_st, n_col, n_red, red_st, width, acc0, out, task,
+                 task + 1)
+
+
+@njit(**_FAST_PARALLEL)
+def extremum_cols_parallel(op, x, pos, n_outer, outer_st, n_col, n_red, red_st, width, acc0,
+                           out):
+    """:func:`extremum_cols` with one task per thread at a time."""
+    for t in prange(n_outer * ((n_col + width - 1) // width)):
+        task = np.int64(t)          # the prange index is unsigned (see conv.py)
+        extremum_cols(op, x, pos, n_outer, outer_st, n_col, n_red, red_st, width, acc0, out,
+                      task, task + 1)
+
+
+EXTREMUM_OPS = (MAX, MIN, ARGMAX, ARGMIN)
+
+
 def plan_cols(n_outer: int, n_col: int, threads: int) -> int:
-    """How many columns each :func:`reduce_cols` task takes.
+    """How many columns each task of the ``*_cols`` kernels takes.
 
     Wide blocks read long stretches of each row (the rows of a contiguous
     matrix are then read straight through), up to ``COL_BLOCK`` columns so
