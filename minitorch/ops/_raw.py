@@ -307,6 +307,37 @@ def _reshape_contig(t: Tensor, shape: tuple) -> Tensor:
     return Tensor._make(t._storage, shape, contiguous_strides(shape), t._offset, t.dtype)
 
 
+def array_of(t: Tensor, shape: tuple):
+    """The backend array of a contiguous tensor's elements, in ``shape`` (a view, no copy)."""
+    return t._storage._data[t._offset:t._offset + t.numel()].reshape(shape)
+
+
+def rows_along(x: Tensor, dim: int) -> tuple:
+    """``x`` with ``dim`` moved last and made contiguous, and its (rows, n) array.
+
+    Row kernels (scans, softmax) see one row per position of the other dims.
+    With ``dim`` already last and ``x`` contiguous nothing is copied.
+    """
+    perm = [d for d in range(x.dim()) if d != dim] + [dim]
+    moved = x if dim == x.dim() - 1 else Tensor._make(
+        x._storage, tuple(x._shape[d] for d in perm), tuple(x._stride[d] for d in perm),
+        x._offset, x.dtype)
+    moved = contiguous(moved)
+    n = x._shape[dim]
+    return moved, array_of(moved, (moved.numel() // n if n else 0, n))
+
+
+def from_rows(out: Tensor, x: Tensor, dim: int) -> Tensor:
+    """A result laid out as ``rows_along(x, dim)``, put back into ``x``'s shape (contiguous)."""
+    if dim == x.dim() - 1:
+        return out
+    perm = [d for d in range(x.dim()) if d != dim] + [dim]
+    inverse = [perm.index(d) for d in range(x.dim())]
+    back = Tensor._make(out._storage, x._shape, tuple(out._stride[inverse[d]]
+                                                      for d in range(x.dim())), 0, out.dtype)
+    return contiguous(back)
+
+
 def scan(x: Tensor, op: str, dim: int, out_dtype: dtype) -> Tensor:
     """Cumulative sum or product along ``dim`` (a contiguous result).
 
@@ -315,18 +346,8 @@ def scan(x: Tensor, op: str, dim: int, out_dtype: dtype) -> Tensor:
     if x.dim() == 0:
         x = _reshape_contig(contiguous(x), (1,))
         return _reshape_contig(scan(x, op, 0, out_dtype), ())
-    n = x._shape[dim]
     src = cast(x, compute_dtype(out_dtype))
-    perm = [d for d in range(x.dim()) if d != dim] + [dim]
-    moved_shape = tuple(x._shape[d] for d in perm)
-    moved = contiguous(Tensor._make(src._storage, moved_shape,
-                                    tuple(src._stride[d] for d in perm), src._offset, src.dtype))
-    rows = numel(moved_shape) // n if n else 0
-    result = empty(moved_shape, moved.dtype, x.device)
-    x._backend.scan(op, moved._storage._data[moved._offset:moved._offset + rows * n]
-                    .reshape(rows, n), result._storage._data.reshape(rows, n))
-    inverse = [perm.index(d) for d in range(x.dim())]
-    back = Tensor._make(result._storage, x._shape,
-                        tuple(result._stride[inverse[d]] for d in range(x.dim())), 0,
-                        result.dtype)
-    return cast(contiguous(back), out_dtype)
+    moved, rows = rows_along(src, dim)
+    result = empty(moved._shape, moved.dtype, x.device)
+    x._backend.scan(op, rows, array_of(result, rows.shape))
+    return cast(from_rows(result, src, dim), out_dtype)

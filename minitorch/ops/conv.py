@@ -75,7 +75,8 @@ class Unfold(Function):
         ctx.geo, ctx.hw = geo, (h, w)
         src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
         cols = _raw.empty((n, c * kh * kw, oh * ow), src.dtype, x.device)
-        x._backend.im2col(_array4(src), geo, _array(cols, (n, c * kh * kw, oh * ow)))
+        x._backend.im2col(_array4(src), geo,
+                          _raw.array_of(cols, (n, c * kh * kw, oh * ow)))
         return _raw.cast(cols, x.dtype)
 
     @staticmethod
@@ -94,7 +95,7 @@ class Fold(Function):
         ctx.geo = geo
         src = _raw.contiguous(_raw.cast(cols, _raw.compute_dtype(cols.dtype)))
         out = _raw.empty((n, c) + tuple(hw), src.dtype, cols.device)
-        cols._backend.col2im(_array(src, tuple(src.shape)), geo, _array4(out))
+        cols._backend.col2im(_raw.array_of(src, tuple(src.shape)), geo, _array4(out))
         return _raw.cast(out, cols.dtype)
 
     @staticmethod
@@ -114,7 +115,8 @@ class UnfoldBatch(Function):
         ctx.geo, ctx.shape = geo, (n, c, h, w)
         src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
         cols = _raw.empty((c * kh * kw, n * oh * ow), src.dtype, x.device)
-        x._backend.im2col_batch(_array4(src), geo, _array(cols, tuple(cols.shape)))
+        x._backend.im2col_batch(_array4(src), geo,
+                                _raw.array_of(cols, tuple(cols.shape)))
         return _raw.cast(cols, x.dtype)
 
     @staticmethod
@@ -130,7 +132,7 @@ class FoldBatch(Function):
         ctx.geo = geo
         src = _raw.contiguous(_raw.cast(cols, _raw.compute_dtype(cols.dtype)))
         out = _raw.empty(shape, src.dtype, cols.device)
-        cols._backend.col2im_batch(_array(src, tuple(src.shape)), geo, _array4(out))
+        cols._backend.col2im_batch(_raw.array_of(src, tuple(src.shape)), geo, _array4(out))
         return _raw.cast(out, cols.dtype)
 
     @staticmethod
@@ -138,12 +140,8 @@ class FoldBatch(Function):
         return UnfoldBatch.apply(g, ctx.geo), None, None
 
 
-def _array(t: Tensor, shape: tuple):
-    return t._storage._data[t._offset:t._offset + t.numel()].reshape(shape)
-
-
 def _array4(t: Tensor):
-    return _array(t, tuple(t.shape))
+    return _raw.array_of(t, tuple(t.shape))
 
 
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,

@@ -641,8 +641,8 @@ def _untracked(a: Any, b: Any) -> bool:
     """
     if not grad_mode.STATE.grad_enabled:
         return True
-    return not (isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None)
-                or isinstance(b, Tensor) and (b._requires_grad or b._grad_fn is not None))
+    return not (isinstance(a, Tensor) and a.requires_grad
+                or isinstance(b, Tensor) and b.requires_grad)
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:

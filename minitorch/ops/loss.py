@@ -30,11 +30,6 @@ from . import _raw
 __all__ = ["nll_loss_rows"]
 
 
-def _array(t: Tensor, shape: tuple):
-    """The backend array of a contiguous tensor, in ``shape``."""
-    return t._storage._data[t._offset:t._offset + t.numel()].reshape(shape)
-
-
 class NllLoss(Function):
     _backward_name = "NllLossBackward0"
     _nondiff_args = (1, 2)      # target and class weight
@@ -50,9 +45,9 @@ class NllLoss(Function):
         losses = _raw.empty((rows,), dt, logp.device)
         weights = _raw.empty((rows,), dt, logp.device)
         bad = logp._backend.nll_loss(
-            _array(lp, (rows, n)), _array(tg, (rows,)),
-            None if w is None else _array(w, (n,)), int(ignore_index),
-            _array(losses, (rows,)), _array(weights, (rows,)))
+            _raw.array_of(lp, (rows, n)), _raw.array_of(tg, (rows,)),
+            None if w is None else _raw.array_of(w, (n,)), int(ignore_index),
+            _raw.array_of(losses, (rows,)), _raw.array_of(weights, (rows,)))
         if bad >= 0:
             value = int(tg._host_array().reshape(-1)[bad])
             raise IndexError(f"Target {value} is out of bounds.")
@@ -73,8 +68,9 @@ class NllLoss(Function):
         dt = _raw.compute_dtype(ctx.dtype)
         k = _raw.empty((rows, n), dt, g.device)
         g._backend.nll_loss_backward(
-            _array(ctx.tg, (rows,)), None if ctx.w is None else _array(ctx.w, (n,)),
-            ctx.ignore_index, _array(k, (rows, n)))
+            _raw.array_of(ctx.tg, (rows,)),
+            None if ctx.w is None else _raw.array_of(ctx.w, (n,)),
+            ctx.ignore_index, _raw.array_of(k, (rows, n)))
         if ctx.reduction == "none":
             scale = g.reshape(rows, 1)
         elif ctx.reduction == "sum":

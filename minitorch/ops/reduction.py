@@ -584,43 +584,15 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     return LogSumExp.apply(input, _dims(input, dim), keepdim)
 
 
-def _rows(x: Tensor, dim: int) -> tuple:
-    """``x`` with ``dim`` moved last and made contiguous, and its (rows, n) array.
-
-    The row kernels of softmax, log_softmax and their gradients see one row
-    per position of the other dims.  With ``dim`` already last and ``x``
-    contiguous (the usual case) nothing is copied.
-    """
-    perm = [d for d in range(x.dim()) if d != dim] + [dim]
-    moved = x if dim == x.dim() - 1 else Tensor._make(
-        x._storage, tuple(x._shape[d] for d in perm), tuple(x._stride[d] for d in perm),
-        x._offset, x.dtype)
-    moved = _raw.contiguous(moved)
-    n = x._shape[dim]
-    return moved, moved._storage._data[moved._offset:moved._offset + moved.numel()].reshape(
-        (moved.numel() // n, n))
-
-
-def _unrows(out: Tensor, x: Tensor, dim: int) -> Tensor:
-    """The result laid out as ``x``'s rows, put back into ``x``'s shape (contiguous)."""
-    if dim == x.dim() - 1:
-        return out
-    perm = [d for d in range(x.dim()) if d != dim] + [dim]
-    inverse = [perm.index(d) for d in range(x.dim())]
-    back = Tensor._make(out._storage, x._shape, tuple(out._stride[inverse[d]]
-                                                      for d in range(x.dim())), 0, out.dtype)
-    return _raw.contiguous(back)
-
-
 def _softmax_rows(x: Tensor, dim: int, log: bool) -> Tensor:
     """softmax / log_softmax of ``x`` along ``dim`` with the fused row kernel."""
     src = _raw.cast(x, _raw.compute_dtype(x.dtype))
     if src.numel() == 0:
         return _raw.empty(x._shape, x.dtype, x.device)
-    moved, rows = _rows(src, dim)
+    moved, rows = _raw.rows_along(src, dim)
     out = _raw.empty(moved._shape, src.dtype, x.device)
-    x._backend.softmax(rows, out._storage._data.reshape(rows.shape), log)
-    return _raw.cast(_unrows(out, src, dim), x.dtype)
+    x._backend.softmax(rows, _raw.array_of(out, rows.shape), log)
+    return _raw.cast(_raw.from_rows(out, src, dim), x.dtype)
 
 
 def _softmax_grad_rows(g: Tensor, y: Tensor, dim: int, log: bool) -> Tensor:
@@ -628,11 +600,11 @@ def _softmax_grad_rows(g: Tensor, y: Tensor, dim: int, log: bool) -> Tensor:
     dt = _raw.compute_dtype(y.dtype)
     if y.numel() == 0:
         return _raw.empty(y._shape, y.dtype, y.device)
-    _, g_rows = _rows(_raw.cast(g, dt), dim)
-    moved, y_rows = _rows(_raw.cast(y, dt), dim)
+    _, g_rows = _raw.rows_along(_raw.cast(g, dt), dim)
+    moved, y_rows = _raw.rows_along(_raw.cast(y, dt), dim)
     out = _raw.empty(moved._shape, dt, y.device)
-    y._backend.softmax_backward(g_rows, y_rows, out._storage._data.reshape(y_rows.shape), log)
-    return _raw.cast(_unrows(out, y, dim), y.dtype)
+    y._backend.softmax_backward(g_rows, y_rows, _raw.array_of(out, y_rows.shape), log)
+    return _raw.cast(_raw.from_rows(out, y, dim), y.dtype)
 
 
 class Softmax(Function):
