@@ -10,7 +10,9 @@ those below it (see docs/):
 4. :mod:`.backends`                Numba kernels (CPU; CUDA)
 5. :mod:`.tensor`                  the Tensor header and autograd metadata
 6. :mod:`.autograd`                the graph and the backward engine
-7. :mod:`.ops`                     every op, forward and backward
+7. :mod:`.ops`                     every op, forward and backward;
+   :mod:`.tensor`                  ``Tensor``, whose methods are the ops
+8. :mod:`.nn` ... (see the README's table)
 """
 
 from . import autograd
@@ -25,45 +27,19 @@ from .layout import broadcast_shapes as _broadcast_shapes
 from ._printing import get_printoptions, set_printoptions
 from .memory_format import channels_last, contiguous_format, memory_format, preserve_format
 from .storage import TypedStorage, UntypedStorage
-from .tensor import Size, Tensor, strided
+from .tensor_base import Size, strided
 from . import ops
-from .ops.creation import (Generator, arange, as_tensor, asarray, bernoulli, default_generator,
-                           empty, empty_like, empty_strided, eye, from_numpy, full, full_like,
-                           get_rng_state, initial_seed, linspace, logspace, manual_seed,
-                           multinomial, normal, ones, ones_like, rand, rand_like, randint,
-                           randint_like, randn, randn_like, randperm, scalar_tensor, seed,
-                           set_rng_state, tensor, zeros, zeros_like)
-from .ops.elementwise import (abs, absolute, allclose, equal, isclose, acos, acosh, add, addcdiv, addcmul, arccos,
-                              arcsin, arctan, arctan2, asin, asinh, atan, atan2, atanh,
-                              bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clamp,
-                              clamp_max, clamp_min, clip, copysign, cos, cosh, div, divide, eq,
-                              erf, erfc, exp, expm1, fix, float_power, floor, floor_divide, fmax,
-                              fmin, fmod, frac, ge, greater, greater_equal, gt, hypot, isfinite,
-                              isinf, isnan, le, lerp, less, less_equal, log, log10, log1p, log2,
-                              logical_and, logical_not, logical_or, logical_xor, lt, maximum,
-                              minimum, mul, multiply, nan_to_num, ne, neg, negative, not_equal,
-                              pow, reciprocal, relu, remainder, round, rsqrt, sigmoid, sign, sin,
-                              sinh, sqrt, square, sub, subtract, tan, tanh, true_divide, trunc,
-                              where, xlogy)
-from .ops.einsum import einsum
-from .ops.linalg import (addmm, baddbmm, bmm, cross, dot, ger, inner, matmul, mm, mv, outer,
-                         trace, vdot)
-from .ops.reduction import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero,
-                            cumprod, cumsum, log_softmax, logsumexp, max, mean, min, nansum,
-                            norm, prod, return_types, softmax, std, std_mean, sum, var,
-                            var_mean)
-from .ops.views import (as_strided, broadcast_to, cat, chunk, clone, concat, concatenate,
-                        contiguous, detach, diagonal, flatten, flip, hstack, movedim, narrow,
-                        permute, repeat, reshape, roll, select, split, squeeze, stack, swapaxes,
-                        t, tensor_split, tile, transpose, unbind, unflatten, unsqueeze, view,
-                        vstack)
-from .ops.views import movedim as moveaxis  # noqa: E402
-from .ops.indexing import (argwhere, embedding, gather, index_add, index_copy, index_fill,
-                           index_select, masked_fill, masked_scatter, masked_select, nonzero,
-                           scatter, scatter_add, take, take_along_dim)
-from .ops.advanced_indexing import index_put, index_put_
-from .ops.legacy_types import CPU_TYPES as _LEGACY_TYPES, set_default_tensor_type
-from .ops.sorting import argsort, kthvalue, median, msort, sort, topk, unique
+from . import random
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
+                     seed, set_rng_state)
+from .ops.legacy_types import CPU_TYPES as _LEGACY_TYPES
+from .ops.reduction import return_types
+from .ops.registry import FUNCTIONS as _OP_FUNCTIONS
+from .tensor import Tensor  # noqa: E402  (layer 7: the Tensor class with its methods)
+
+# Every op declared with function=True in minitorch.ops (see ops/registry.py):
+# minitorch.add, minitorch.exp, minitorch.matmul, minitorch.zeros, ...
+globals().update(_OP_FUNCTIONS)
 
 __version__ = "0.1.0"
 

@@ -142,13 +142,13 @@ def empty_cache() -> None:
 # -- random numbers -----------------------------------------------------------
 def manual_seed(seed: int) -> None:
     """Seed the current CUDA device's generator (``minitorch.manual_seed`` seeds all devices)."""
-    from .ops.creation import seed_cuda
+    from .random import seed_cuda
     seed_cuda(seed, f"cuda:{_current}")
 
 
 def manual_seed_all(seed: int) -> None:
     """Seed the generators of every CUDA device."""
-    from .ops.creation import seed_cuda
+    from .random import seed_cuda
     seed_cuda(seed)
 
 
@@ -159,17 +159,17 @@ def seed() -> None:
 
 
 def initial_seed() -> int:
-    from .ops.creation import cuda_generator
+    from .random import cuda_generator
     return cuda_generator(f"cuda:{_current}").initial_seed()
 
 
 def get_rng_state(device: Any = "cuda") -> Any:
-    from .ops.creation import cuda_generator
+    from .random import cuda_generator
     return cuda_generator(device).get_state()
 
 
 def set_rng_state(new_state: Any, device: Any = "cuda") -> None:
-    from .ops.creation import cuda_generator
+    from .random import cuda_generator
     cuda_generator(device).set_state(new_state)
 
 

@@ -1,55 +1,75 @@
-"""Layer 5: the Tensor, a header over a storage plus autograd metadata.
+"""``minitorch.Tensor``: the tensor users hold, with every method and operator.
 
-The header says how to read the storage:
+This is the class that ``minitorch.tensor([1., 2.])`` returns.  It adds
+behaviour to :class:`~minitorch.tensor_base.TensorBase` (layer 5, the data:
+shape, strides, storage, autograd metadata), in the way PyTorch's
+``torch/_tensor.py`` subclasses its C++ ``TensorBase``:
 
-* ``shape``  - the size of each dimension,
-* ``stride`` - how many storage elements to step per index in each dimension,
-* ``storage_offset`` - where element ``(0, 0, ...)`` lives,
-* ``dtype`` and ``device``.
+* the ops declared with ``method=True`` in :mod:`minitorch.ops` (see
+  ``ops/registry.py``) become methods: ``t.exp()`` is ``ops.elementwise.exp(t)``,
+  ``t.sum(1)`` is ``ops.reduction.sum(t, 1)``; with ``inplace=True`` also
+  ``t.exp_()``, which computes the op and writes the result back into ``t``;
+* the class body below declares what is not one op: Python's operators
+  (``+``, ``@``, ``[]``, ...), the autograd entry points (``backward``,
+  ``register_hook``, ``retain_grad``), dtype and device shorthands
+  (``t.double()``, ``t.cuda()``), ``new_*`` factories and ``Tensor(...)``,
+  PyTorch's legacy constructor.
 
-The autograd metadata says how the tensor was made: ``grad_fn`` (the graph
-node that computes its gradient; ``None`` for a leaf), ``requires_grad``,
-``grad``, and a *version counter* shared with every view of the same data,
-bumped by each in-place change so that autograd can tell when a tensor it
-saved for backward was modified.
-
-This module defines the data structure only.  The maths (``t + 1``,
-``t.sum()``, ``t.view(...)``) is defined in :mod:`minitorch.ops` (layer 7)
-and attached to the class there, so that each layer imports only those below
-it.
+The module sits above the ops (it imports them) and below ``nn``.  The ops
+themselves never import this class: they make tensors with
+``TensorBase._make``, which builds the class registered here with
+``result_class=True``.
 """
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
+from typing import Any, Callable
 
-import numpy as np
+from . import ops
+from .autograd import engine
+from .autograd.graph import HookDict, RemovableHandle
+from .device import as_device
+from .dtype import (ALL_DTYPES, as_dtype, bool_, dtype, float16, float32, float64, int8,
+                    int16, int32, int64, uint8)
+from .ops import creation, elementwise, indexing, linalg, views
+from .ops.registry import INPLACE, METHODS
+from .tensor_base import Size, TensorBase, VersionCounter, strided
 
-from . import _printing
-from .backends import Operand, get_backend
-from .device import CPU, device
-from .dtype import bool_, dtype, float16, float32, int64
-from .layout import contiguous_strides, is_contiguous, numel
-from .memory_format import channels_last
-from .storage import TypedStorage, UntypedStorage
+__all__ = ["Tensor", "Size", "strided", "VersionCounter"]
 
-__all__ = ["Tensor", "VersionCounter"]
-
-
-class VersionCounter:
-    """How many times the data was modified in place; shared by a tensor and its views."""
-
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
+_LEGACY_DEVICE = {"cpu": "", "cuda": "cuda."}
 
 
-_LEGACY_TYPE = {"cpu": "", "cuda": "cuda."}
+def _is_operand(other: Any) -> bool:
+    """Whether a binary operator handles ``other`` (else Python tries the reflected one)."""
+    return isinstance(other, TensorBase) or ops._raw.is_number(other)
 
 
-class Tensor:
+def _inplace_method(fn: Callable, name: str) -> Callable:
+    """``t.name_(...)``: run the out-of-place op ``fn`` and write the result into ``t``."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return elementwise.inplace(self, lambda x: fn(x, *args, **kwargs))
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In-place version of :meth:`Tensor.{name}`."
+    return method
+
+
+def _with_declared_ops(cls: type) -> type:
+    """Bind every op declared with ``method=True``/``inplace=True`` (ops/registry.py).
+
+    A method written in the class body wins over a declared op of the same name.
+    """
+    for name, fn in METHODS.items():
+        if name not in cls.__dict__:
+            setattr(cls, name, fn)
+    for name, fn in INPLACE.items():
+        if name + "_" not in cls.__dict__:
+            setattr(cls, name + "_", _inplace_method(fn, name))
+    return cls
+
+
+@_with_declared_ops
+class Tensor(TensorBase, result_class=True):
     """An n-dimensional array with automatic differentiation.
 
     Create tensors with factory functions (``minitorch.tensor``,
@@ -59,175 +79,14 @@ class Tensor:
     ``Tensor(storage)`` a tensor over an existing storage.
     """
 
-    __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "device",
-                 "_requires_grad", "_grad", "_grad_fn", "_grad_fn_version", "_output_nr",
-                 "_version_counter",
-                 "_base", "_hooks", "_retains_grad", "_accumulator", "__weakref__",
-                 "__dict__")
-
-    # Makes NumPy defer to our operators in ``ndarray + tensor``.
-    __array_priority__ = 1000
+    __slots__ = ()
 
     def __new__(cls, *args: Any, **kwargs: Any):
-        # Legacy constructor: only reached by calling Tensor(...) directly.
-        if cls is not Tensor:
+        if cls is not Tensor:                 # a subclass (Parameter) builds itself
             return object.__new__(cls)
-        return _legacy_new(*args, **kwargs)
+        return creation.legacy_new(*args, **kwargs)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass  # all work happens in __new__ / _make
-
-    # -- construction ------------------------------------------------------
-    @classmethod
-    def _make(cls, storage: UntypedStorage, shape: tuple, stride: tuple, offset: int,
-              dt: dtype, base: "Tensor | None" = None) -> "Tensor":
-        """A new header over ``storage`` (no autograd history)."""
-        t = object.__new__(cls)
-        t._storage = storage
-        t._shape = shape
-        t._stride = stride
-        t._offset = offset
-        t.dtype = dt
-        t.device = storage.device
-        t._requires_grad = False
-        t._grad = None
-        t._grad_fn = None
-        t._output_nr = 0
-        t._version_counter = base._version_counter if base is not None else VersionCounter()
-        t._grad_fn_version = t._version_counter.value
-        t._base = None if base is None else (base._base if base._base is not None else base)
-        t._hooks = None
-        t._retains_grad = False
-        t._accumulator = None
-        return t
-
-    @classmethod
-    def _empty(cls, shape: tuple, dt: dtype, dev: device = CPU,
-               strides: tuple | None = None) -> "Tensor":
-        """A new tensor with uninitialised elements: contiguous, or with the given
-        dense ``strides`` (a permutation of a contiguous layout, same storage size)."""
-        backend = get_backend(dev)
-        data = backend.allocate(numel(shape), dt.np)
-        return cls._make(UntypedStorage(data, dev), shape,
-                         contiguous_strides(shape) if strides is None else strides, 0, dt)
-
-    def _operand(self) -> Operand:
-        """What a kernel needs: the buffer and the header that reads it."""
-        return Operand(self._storage._data, self._shape, self._stride, self._offset)
-
-    @property
-    def _backend(self):
-        return get_backend(self.device)
-
-    # -- the header --------------------------------------------------------
-    @property
-    def shape(self) -> "Size":
-        return Size(self._shape)
-
-    def size(self, dim: int | None = None):
-        """The shape, or the size of one dimension."""
-        if dim is None:
-            return Size(self._shape)
-        return self._shape[self._dim_index(dim)]
-
-    def stride(self, dim: int | None = None):
-        """Storage elements to step per index, for each dimension (or one)."""
-        if dim is None:
-            return self._stride
-        return self._stride[self._dim_index(dim)]
-
-    def _dim_index(self, dim: int) -> int:
-        if not self._shape:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        from .layout import normalize_dim
-        return normalize_dim(dim, len(self._shape))
-
-    def storage_offset(self) -> int:
-        return self._offset
-
-    def dim(self) -> int:
-        return len(self._shape)
-
-    ndimension = dim
-
-    @property
-    def ndim(self) -> int:
-        return len(self._shape)
-
-    def numel(self) -> int:
-        return numel(self._shape)
-
-    nelement = numel
-
-    def element_size(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self.numel() * self.dtype.itemsize
-
-    def is_contiguous(self, memory_format: Any = None) -> bool:
-        """Row-major with no gaps (or, with ``memory_format=channels_last``, NHWC)."""
-        if memory_format is channels_last:
-            if len(self._shape) != 4:
-                return False
-            order = (0, 2, 3, 1)
-            return is_contiguous(tuple(self._shape[d] for d in order),
-                                 tuple(self._stride[d] for d in order))
-        return is_contiguous(self._shape, self._stride)
-
-    def untyped_storage(self) -> UntypedStorage:
-        return self._storage
-
-    def storage(self) -> TypedStorage:
-        """The legacy typed view of the storage (PyTorch warns it is deprecated)."""
-        return TypedStorage(self._storage)
-
-    def data_ptr(self) -> int:
-        """Address of the first element: the storage's address plus the offset."""
-        return self._storage.data_ptr() + self._offset * self.dtype.itemsize
-
-    @property
-    def is_cuda(self) -> bool:
-        return self.device.type == "cuda"
-
-    @property
-    def is_cpu(self) -> bool:
-        return self.device.type == "cpu"
-
-    @property
-    def is_leaf(self) -> bool:
-        """True for tensors not produced by a recorded operation."""
-        return self.grad_fn is None
-
-    def is_floating_point(self) -> bool:
-        return self.dtype.is_floating_point
-
-    def is_complex(self) -> bool:
-        return False
-
-    def is_signed(self) -> bool:
-        return self.dtype.is_signed
-
-    @property
-    def _version(self) -> int:
-        return self._version_counter.value
-
-    def _bump_version(self) -> None:
-        self._version_counter.value += 1
-
-    @property
-    def layout(self) -> "LayoutType":
-        return strided
-
-    def get_device(self) -> int:
-        return -1 if self.device.type == "cpu" else self.device.index
-
-    # -- autograd metadata -------------------------------------------------
+    # -- autograd ------------------------------------------------------------
     @property
     def grad_fn(self):
         """The node that computes this tensor's gradient (None for a leaf).
@@ -239,9 +98,8 @@ class Tensor:
         """
         fn = self._grad_fn
         if (fn is not None and self._base is not None
-                and self._grad_fn_version != self._version_counter.value
-                and _refresh_view_grad_fn is not None):
-            fn = _refresh_view_grad_fn(self)
+                and self._grad_fn_version != self._version_counter.value):
+            fn = views.refresh_view_grad_fn(self)
         return fn
 
     @grad_fn.setter
@@ -249,160 +107,181 @@ class Tensor:
         self._grad_fn = node
         self._grad_fn_version = self._version_counter.value
 
-    @property
-    def requires_grad(self) -> bool:
-        # (``_grad_fn`` is None exactly when the ``grad_fn`` property is.)
-        return self._requires_grad or self._grad_fn is not None
+    def backward(self, gradient: Any = None, retain_graph: Any = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Compute d(self)/d(leaf) for every leaf and add it into ``leaf.grad``."""
+        engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
         if self.grad_fn is not None:
-            if not value:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to "
-                    "use a computed variable in a subgraph that doesn't require differentiation "
-                    "use var_no_grad = var.detach().")
-            return
-        if value and not self.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
-        self._requires_grad = bool(value)
+            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = HookDict()
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = hook
+        return handle
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        self.requires_grad = requires_grad
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        self.grad_fn._add_retain(self._output_nr, self)
+
+    def detach_(self) -> Tensor:
+        """Make this tensor a leaf that does not require grad, in place."""
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
         return self
 
-    @property
-    def grad(self) -> "Tensor | None":
-        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
-            warnings.warn(
-                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
-                "Its .grad attribute won't be populated during autograd.backward(). If you "
-                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
-                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
-        return self._grad
+    # -- operators -------------------------------------------------------------
+    # A binary operator returns NotImplemented for an operand it does not know,
+    # so that Python tries the other operand's reflected operator.
+    def __add__(self, other: Any) -> Tensor:
+        return elementwise.add(self, other) if _is_operand(other) else NotImplemented
 
-    @grad.setter
-    def grad(self, value: "Tensor | None") -> None:
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
-                                f"grad of type {type(value).__name__}")
-            if value._shape != self._shape:
-                raise RuntimeError(f"assigned grad has data of a different size: grad is "
-                                   f"{list(value._shape)}, tensor is {list(self._shape)}")
-            if value.dtype is not self.dtype:
-                raise RuntimeError(f"assigned grad has data of a different type: "
-                                   f"{value.dtype} vs {self.dtype}")
-            if value.device != self.device:
-                raise RuntimeError("assigned grad has data located on a different device")
-        self._grad = value
+    __radd__ = __add__
 
-    @property
-    def retains_grad(self) -> bool:
-        return self._retains_grad
+    def __sub__(self, other: Any) -> Tensor:
+        return elementwise.sub(self, other) if _is_operand(other) else NotImplemented
 
-    @property
-    def output_nr(self) -> int:
-        return self._output_nr
+    def __rsub__(self, other: Any) -> Tensor:
+        return elementwise.sub(other, self) if _is_operand(other) else NotImplemented
 
-    @property
-    def _is_view(self) -> bool:
-        return self._base is not None
+    def __mul__(self, other: Any) -> Tensor:
+        return elementwise.mul(self, other) if _is_operand(other) else NotImplemented
 
-    def _is_view_of_same(self) -> bool:
-        return self._base is not None
+    __rmul__ = __mul__
 
-    # -- conversion to Python and NumPy ------------------------------------
-    def _host_array(self) -> np.ndarray:
-        """The elements as a NumPy array (a view on the CPU, a copy from a GPU)."""
-        op = self._operand()
-        if self.device.type == "cpu":
-            return self._backend.numpy_view(op)
-        return self._backend.to_numpy(op)
+    def __truediv__(self, other: Any) -> Tensor:
+        return elementwise.div(self, other) if _is_operand(other) else NotImplemented
 
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        """A NumPy array sharing this tensor's memory (CPU tensors only)."""
-        if self.device.type != "cpu":
-            if not force:
-                raise TypeError(
-                    f"can't convert {self.device} device type tensor to numpy. Use "
-                    "Tensor.cpu() to copy the tensor to host memory first.")
-            return self._host_array()
-        if self.requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        return self._host_array()
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return elementwise.div(other, self) if _is_operand(other) else NotImplemented
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if self.device.type != "cpu":
-            raise TypeError(
-                f"can't convert {self.device} device type tensor to numpy. Use "
-                "Tensor.cpu() to copy the tensor to host memory first.")
-        if self.requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        arr = self._host_array()
-        if dtype is not None:
-            arr = arr.astype(dtype)
-        return arr
+    def __floordiv__(self, other: Any) -> Tensor:
+        return elementwise.floor_divide(self, other) if _is_operand(other) else NotImplemented
 
-    def tolist(self) -> Any:
-        """The elements as (nested) Python lists of Python numbers."""
-        return self._host_array().tolist()
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return elementwise.floor_divide(other, self) if _is_operand(other) else NotImplemented
 
-    def item(self) -> Any:
-        """The value of a one-element tensor as a Python number."""
-        if self.numel() != 1:
-            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
-                               "to Scalar")
-        return self._host_array().reshape(()).item()
+    def __mod__(self, other: Any) -> Tensor:
+        return elementwise.remainder(self, other) if _is_operand(other) else NotImplemented
 
-    def __bool__(self) -> bool:
-        if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
-                               "ambiguous" if self.numel() > 1 else
-                               "Boolean value of Tensor with no values is ambiguous")
-        return bool(self.item())
+    def __rmod__(self, other: Any) -> Tensor:
+        return elementwise.remainder(other, self) if _is_operand(other) else NotImplemented
 
-    def __float__(self) -> float:
-        return float(self._scalar_for_conversion("float"))
+    def __pow__(self, other: Any) -> Tensor:
+        return elementwise.pow(self, other) if _is_operand(other) else NotImplemented
 
-    def __int__(self) -> int:
-        return int(self._scalar_for_conversion("int"))
+    def __rpow__(self, other: Any) -> Tensor:
+        return elementwise.pow(other, self) if _is_operand(other) else NotImplemented
 
-    def __index__(self) -> int:
-        if self.dtype.is_floating_point or self.dtype is bool_ or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be converted to "
-                            "an index")
-        return int(self.item())
+    def __matmul__(self, other: Any) -> Tensor:
+        return linalg.matmul(self, other) if isinstance(other, TensorBase) else NotImplemented
 
-    def _scalar_for_conversion(self, kind: str):
-        if self.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return linalg.matmul(other, self)
 
-    def __complex__(self) -> complex:
-        return complex(self._scalar_for_conversion("complex"))
+    def __and__(self, other: Any) -> Tensor:
+        return elementwise.bitwise_and(self, other) if _is_operand(other) else NotImplemented
 
-    def __len__(self) -> int:
-        if not self._shape:
-            raise TypeError("len() of a 0-d tensor")
-        return self._shape[0]
+    __rand__ = __and__
+
+    def __or__(self, other: Any) -> Tensor:
+        return elementwise.bitwise_or(self, other) if _is_operand(other) else NotImplemented
+
+    __ror__ = __or__
+
+    def __xor__(self, other: Any) -> Tensor:
+        return elementwise.bitwise_xor(self, other) if _is_operand(other) else NotImplemented
+
+    __rxor__ = __xor__
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return elementwise.eq(self, other) if _is_operand(other) else NotImplemented
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return elementwise.ne(self, other) if _is_operand(other) else NotImplemented
+
+    def __lt__(self, other: Any) -> Tensor:
+        return elementwise.lt(self, other) if _is_operand(other) else NotImplemented
+
+    def __le__(self, other: Any) -> Tensor:
+        return elementwise.le(self, other) if _is_operand(other) else NotImplemented
+
+    def __gt__(self, other: Any) -> Tensor:
+        return elementwise.gt(self, other) if _is_operand(other) else NotImplemented
+
+    def __ge__(self, other: Any) -> Tensor:
+        return elementwise.ge(self, other) if _is_operand(other) else NotImplemented
+
+    # Defining __eq__ would make the class unhashable; tensors hash by identity.
+    __hash__ = TensorBase.__hash__
+
+    def __neg__(self) -> Tensor:
+        return elementwise.neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return elementwise.abs(self)
+
+    def __invert__(self) -> Tensor:
+        if self.dtype.is_floating_point:
+            raise TypeError("~ (operator.invert) is only implemented on integer and "
+                            "Boolean-type tensors")
+        return elementwise.bitwise_not(self)
+
+    # In-place operators: ``t += 1`` is ``t.add_(1)``.
+    def __iadd__(self, other: Any) -> Tensor:
+        return self.add_(other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self.sub_(other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self.mul_(other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self.div_(other)
+
+    def __ipow__(self, other: Any) -> Tensor:
+        return self.pow_(other)
+
+    def __imod__(self, other: Any) -> Tensor:
+        return self.remainder_(other)
+
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        return self.floor_divide_(other)
+
+    def __iand__(self, other: Any) -> Tensor:
+        return elementwise.inplace(self, lambda x: elementwise.bitwise_and(x, other))
+
+    def __ior__(self, other: Any) -> Tensor:
+        return elementwise.inplace(self, lambda x: elementwise.bitwise_or(x, other))
+
+    def __getitem__(self, key: Any) -> Tensor:
+        return indexing.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        indexing.setitem(self, key, value)
 
     def __iter__(self):
         if not self._shape:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
+        return iter(views.unbind(self, 0))
 
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __reduce_ex__(self, protocol):
-        raise TypeError("minitorch tensors are saved with minitorch.save, which stores no "
-                        "pickled code; pickling a Tensor is not supported")
-
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict) -> Tensor:
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
                                "support the deepcopy protocol at the moment.")
@@ -413,7 +292,75 @@ class Tensor:
         memo[id(self)] = out
         return out
 
-    # -- type strings ------------------------------------------------------
+    # -- methods that are not one op ------------------------------------------
+    def where(self, condition: Tensor, other: Any) -> Tensor:
+        """``self`` where ``condition`` holds, else ``other`` (``minitorch.where(condition, self, other)``)."""
+        return elementwise.where(condition, self, other)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return views.view(self, other._shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return views.reshape(self, other._shape)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return views.expand(self, other._shape)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 (PyTorch's name)
+        """All dims reversed (the transpose of a matrix)."""
+        return views.permute(self, tuple(reversed(range(self.dim()))))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        """The last two dims swapped (a batch of transposed matrices)."""
+        return views.transpose(self, -2, -1)
+
+    H = T            # the conjugate transpose: minitorch has no complex numbers
+    mH = mT
+
+    # -- dtype and device shorthands: ``t.double()`` is ``t.to(float64)`` -----
+    def cpu(self, memory_format: Any = None) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False,
+             memory_format: Any = None) -> Tensor:
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = f"cuda:{device}"
+        return self.to(as_device(device))
+
+    def float(self, memory_format: Any = None) -> Tensor:
+        return self.to(float32)
+
+    def double(self, memory_format: Any = None) -> Tensor:
+        return self.to(float64)
+
+    def half(self, memory_format: Any = None) -> Tensor:
+        return self.to(float16)
+
+    def long(self, memory_format: Any = None) -> Tensor:
+        return self.to(int64)
+
+    def int(self, memory_format: Any = None) -> Tensor:
+        return self.to(int32)
+
+    def short(self, memory_format: Any = None) -> Tensor:
+        return self.to(int16)
+
+    def char(self, memory_format: Any = None) -> Tensor:
+        return self.to(int8)
+
+    def byte(self, memory_format: Any = None) -> Tensor:
+        return self.to(uint8)
+
+    def bool(self, memory_format: Any = None) -> Tensor:
+        return self.to(bool_)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
     def type(self, dtype: Any = None, non_blocking: bool = False):
         """Without an argument, the legacy type name, such as ``'torch.FloatTensor'``.
 
@@ -421,7 +368,7 @@ class Tensor:
         code written for PyTorch compares against (see docs/differences.md).
         """
         if dtype is None:
-            return f"torch.{_LEGACY_TYPE[self.device.type]}{self.dtype._legacy}Tensor"
+            return f"torch.{_LEGACY_DEVICE[self.device.type]}{self.dtype._legacy}Tensor"
         target = _type_string_to_dtype(dtype)
         kind = getattr(dtype, "_device_type", None)       # a legacy type such as FloatTensor
         if kind is None and isinstance(dtype, str):
@@ -430,53 +377,35 @@ class Tensor:
             return self.to(kind, target)
         return self.to(target)
 
-    # -- printing ------------------------------------------------------------
-    def __repr__(self, *, tensor_contents: Any = None) -> str:
-        return _format(self)
+    # -- new_* factories: same dtype and device as self unless given ----------
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        return creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
 
-    def __str__(self) -> str:
-        return _format(self)
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        return creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
 
-    def __format__(self, spec: str) -> str:
-        if self.dim() == 0:
-            return self.item().__format__(spec)
-        return object.__format__(self, spec)   # TypeError for a non-empty spec, like PyTorch
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        return creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
 
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        return creation.full(size, fill_value, dtype=dtype or self.dtype,
+                             device=device or self.device, requires_grad=requires_grad)
 
-class LayoutType:
-    """How a tensor's elements are laid out; minitorch has only ``strided``."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"minitorch.{self.name}"
-
-
-strided = LayoutType("strided")
-
-
-class Size(tuple):
-    """The shape of a tensor: a tuple of ints that prints as ``minitorch.Size([2, 3])``."""
-
-    def __repr__(self) -> str:
-        return f"minitorch.Size({list(self)})"
-
-    def numel(self) -> int:
-        return numel(self)
-
-    def __getitem__(self, key):
-        out = tuple.__getitem__(self, key)
-        return Size(out) if isinstance(key, slice) else out
-
-    def __add__(self, other):
-        return Size(tuple(self) + tuple(other))
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:
+        return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                               requires_grad=requires_grad)
 
 
 def _type_string_to_dtype(name: Any) -> dtype:
-    from .dtype import ALL_DTYPES, as_dtype
+    """The dtype of a legacy type name ('torch.FloatTensor'), legacy type or dtype."""
     if isinstance(name, str):
         # Only legacy names such as 'torch.FloatTensor' (or 'torch.cuda.FloatTensor').
         legacy = name.split(".")[-1]
@@ -487,40 +416,3 @@ def _type_string_to_dtype(name: Any) -> dtype:
     if isinstance(getattr(name, "dtype", None), dtype):      # a legacy type: FloatTensor
         return name.dtype
     return as_dtype(name)
-
-
-def _format(t: Tensor) -> str:
-    """PyTorch's repr: ``tensor([1., 2.], requires_grad=True)``."""
-    kind = "float" if t.dtype.is_floating_point else ("bool" if t.dtype is bool_ else "int")
-    values = t._host_array()
-    suffixes = []
-    if t.device.type != "cpu":
-        suffixes.append(f"device='{t.device}'")
-    default_shown = (_default_float(), int64, bool_)
-    if t.numel() == 0:
-        if t.dtype is not _default_float():
-            suffixes.append(f"dtype={t.dtype}")
-    elif t.dtype not in default_shown:
-        suffixes.append(f"dtype={t.dtype}")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
-    elif t.requires_grad:
-        suffixes.append("requires_grad=True")
-    prefix = "Parameter containing:\ntensor(" if getattr(t, "_is_param", False) else "tensor("
-    return _printing.format_tensor(values, kind=kind, suffixes=suffixes, prefix=prefix)
-
-
-def _default_float() -> dtype:
-    from .dtype import get_default_dtype
-    return get_default_dtype()
-
-
-def _legacy_new(*args: Any, **kwargs: Any) -> Tensor:
-    """``Tensor(...)``: PyTorch's legacy float constructor.  Set up by :mod:`minitorch.ops`."""
-    if _legacy_constructor is None:
-        raise RuntimeError("minitorch.ops is not loaded")
-    return _legacy_constructor(*args, **kwargs)
-
-
-_legacy_constructor = None  # installed by minitorch.ops.creation
-_refresh_view_grad_fn = None  # installed by minitorch.ops.views

@@ -26,7 +26,7 @@ from . import grad_mode
 from .anomaly_mode import STATE as ANOMALY
 from .graph import AccumulateGrad, edge_of
 from ..layout import is_non_overlapping_and_dense
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 
 __all__ = ["backward", "grad", "accumulate_into_leaf"]
 
@@ -54,7 +54,7 @@ def _make_root_grads(outputs: tuple, grad_outputs: tuple, is_grads_batched: bool
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
             g = out.new_ones(out._shape)
-        elif not isinstance(g, Tensor):
+        elif not isinstance(g, TensorBase):
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
         elif g._shape != out._shape:
@@ -103,7 +103,7 @@ def _obeys_layout_contract(g: Any, variable: Any) -> bool:
 def _clone_like(g: Any, variable: Any) -> Any:
     """A copy of ``g`` that obeys the layout contract for ``variable``'s gradient."""
     dense = is_non_overlapping_and_dense(variable._shape, variable._stride)
-    out = Tensor._empty(g._shape, g.dtype, g.device, variable._stride if dense else None)
+    out = TensorBase._empty(g._shape, g.dtype, g.device, variable._stride if dense else None)
     g._backend.copy(g._operand(), out._operand())
     return out
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from . import grad_mode
 from .anomaly_mode import STATE as ANOMALY
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from .graph import Node, edge_of, freed_error
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
@@ -122,7 +122,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
 def _zeros_like_meta(meta: Any) -> Any:
     shape, dt, dev = meta
-    t = Tensor._empty(shape, dt, dev)
+    t = TensorBase._empty(shape, dt, dev)
     t._backend.fill(t._operand(), 0)
     return t
 
@@ -182,7 +182,7 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
         # requires_grad, read without the property: a leaf that asks for it,
         # or any tensor with history.
         # (``_grad_fn`` is None exactly when the ``grad_fn`` property is.)
-        needs = tuple(isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None)
+        needs = tuple(isinstance(a, TensorBase) and (a._requires_grad or a._grad_fn is not None)
                       for a in args)
         state.grad_enabled = False
     else:
@@ -203,7 +203,7 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
     # dims or flags get none); an op may list argument positions that are
     # never differentiable (``_nondiff_args``), or positions where a Python
     # number still counts as an operand (``_number_edges``: ``x * 2`` has two).
-    kinds = tuple(isinstance(a, Tensor) for a in args)
+    kinds = tuple(isinstance(a, TensorBase) for a in args)
     edge_pos = _EDGE_POSITIONS.get((cls, kinds))
     if edge_pos is None:
         edge_pos = _EDGE_POSITIONS[(cls, kinds)] = tuple(
@@ -216,7 +216,7 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
     meta = []
     new_outs = []
     for i, out in enumerate(outs):
-        if not isinstance(out, Tensor):
+        if not isinstance(out, TensorBase):
             meta.append(None)
             new_outs.append(out)
             continue

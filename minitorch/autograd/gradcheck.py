@@ -44,8 +44,8 @@ class GradcheckError(RuntimeError):
 
 
 def _is_tensor(x: Any) -> bool:
-    from ..tensor import Tensor
-    return isinstance(x, Tensor)
+    from ..tensor_base import TensorBase
+    return isinstance(x, TensorBase)
 
 
 def _as_tuple(x: Any) -> tuple:

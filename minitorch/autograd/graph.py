@@ -54,7 +54,7 @@ class RemovableHandle:
         self.remove()
 
 
-class _HookDict(dict):
+class HookDict(dict):
     """A dict that can be weakly referenced (for RemovableHandle)."""
 
 
@@ -67,10 +67,10 @@ class Node:
     # Defaults live on the class, so that making a node (once per op while
     # recording) sets only what differs: a node is created for every op.
     next_functions: tuple = ()
-    _pre_hooks: dict | None = None           # output_nr -> _HookDict of tensor hooks
+    _pre_hooks: dict | None = None           # output_nr -> HookDict of tensor hooks
     _retain: dict | None = None              # output_nr -> weakref to tensor
-    _post_hooks: "_HookDict | None" = None
-    _node_pre_hooks: "_HookDict | None" = None
+    _post_hooks: "HookDict | None" = None
+    _node_pre_hooks: "HookDict | None" = None
     _anomaly_trace: str | None = None
     _metadata: dict | None = None
 
@@ -101,7 +101,7 @@ class Node:
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after this node computes its gradients."""
         if self._post_hooks is None:
-            self._post_hooks = _HookDict()
+            self._post_hooks = HookDict()
         handle = RemovableHandle(self._post_hooks)
         self._post_hooks[handle.id] = fn
         return handle
@@ -109,7 +109,7 @@ class Node:
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before this node computes its gradients."""
         if self._node_pre_hooks is None:
-            self._node_pre_hooks = _HookDict()
+            self._node_pre_hooks = HookDict()
         handle = RemovableHandle(self._node_pre_hooks)
         self._node_pre_hooks[handle.id] = fn
         return handle
@@ -118,7 +118,7 @@ class Node:
     def _add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
         if self._pre_hooks is None:
             self._pre_hooks = {}
-        hooks = self._pre_hooks.setdefault(output_nr, _HookDict())
+        hooks = self._pre_hooks.setdefault(output_nr, HookDict())
         handle = RemovableHandle(hooks)
         hooks[handle.id] = fn
         return handle

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 
 from ..dtype import float32, int64
-from ..ops.creation import Generator, rand, randn
+from ..ops.sampling import rand, randn
+from ..random import Generator
 
 __all__ = ["xor", "circles", "spiral", "split", "TOY_DATASETS"]
 

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 from .. import nn, optim
 from ..autograd.grad_mode import no_grad
-from ..ops.creation import get_rng_state, manual_seed, randperm, set_rng_state
+from ..ops.sampling import randperm
+from ..random import get_rng_state, manual_seed, set_rng_state
 from ..serialization import load, save
 from ..tensor import Tensor
 from .models import MODELS, ToyMLP

@@ -14,7 +14,8 @@ from typing import Any
 from .. import ops  # noqa: F401  (makes sure Tensor methods are attached)
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew, reduction as rd
-from ..ops.creation import bernoulli, ones, zeros, full, arange
+from ..ops.creation import ones, zeros, full, arange
+from ..ops.sampling import bernoulli
 from ..ops.linalg import linear as _linear, matmul
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d,  # noqa: F401
                         avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose2d, fold,

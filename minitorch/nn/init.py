@@ -170,7 +170,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     import numpy as np
-    from ..ops.creation import randn, tensor as make_tensor
+    from ..ops.creation import tensor as make_tensor
+    from ..ops.sampling import randn
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     flat = randn(rows, cols, dtype=tensor.dtype, generator=generator).numpy().astype(np.float64)
@@ -188,7 +189,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..ops.creation import randperm
+    from ..ops.sampling import randperm
     rows, cols = tensor.shape
     zeros = int(math.ceil(sparsity * rows))
     with no_grad():

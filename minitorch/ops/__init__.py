@@ -1,4 +1,10 @@
-"""Layer 7: every differentiable op, defined once (forward with kernels, backward with ops)."""
+"""Layer 7: every differentiable op, defined once (forward with kernels, backward with ops).
 
-from . import (creation, einsum, elementwise, indexing, linalg, reduction,  # noqa: F401
-               tensor_methods, views)
+Each module holds one family of ops and ends with a table of ``declare``
+calls (see :mod:`.registry`) that says which public forms each op has.
+Importing this package imports every family, so that the tables are complete
+before ``minitorch.Tensor`` and ``minitorch/__init__.py`` read them.
+"""
+
+from . import (advanced_indexing, conversion, creation, einsum, elementwise, indexing,  # noqa: F401
+               legacy_types, linalg, reduction, registry, sampling, sorting, views)

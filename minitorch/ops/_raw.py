@@ -20,7 +20,7 @@ from ..layout import (broadcast_shapes, channels_last_strides, contiguous_stride
                       preserved_strides)
 from ..memory_format import channels_last, contiguous_format, preserve_format
 from ..storage import UntypedStorage
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -32,10 +32,10 @@ def is_number(x: Any) -> bool:
 def check_same_device(*tensors: Any) -> None:
     if len(tensors) == 2:
         a, b = tensors
-        if (not isinstance(a, Tensor) or not isinstance(b, Tensor) or a.device is b.device
+        if (not isinstance(a, TensorBase) or not isinstance(b, TensorBase) or a.device is b.device
                 or a.device == b.device):
             return           # at most one device involved
-    devs = {t.device for t in tensors if isinstance(t, Tensor) and (t.dim() > 0 or
+    devs = {t.device for t in tensors if isinstance(t, TensorBase) and (t.dim() > 0 or
                                                                    t.device.type != "cpu")}
     if len(devs) > 1:
         a, b = sorted(str(d) for d in devs)[-1], sorted(str(d) for d in devs)[0]
@@ -43,18 +43,18 @@ def check_same_device(*tensors: Any) -> None:
                            f"two devices, {a} and {b}!")
 
 
-def empty(shape: tuple, dt: dtype, device: Any, strides: tuple | None = None) -> Tensor:
-    return Tensor._empty(tuple(shape), dt, device, strides)
+def empty(shape: tuple, dt: dtype, device: Any, strides: tuple | None = None) -> TensorBase:
+    return TensorBase._empty(tuple(shape), dt, device, strides)
 
 
-def empty_like(t: Tensor, dt: dtype | None = None, device: Any = None,
-               memory_format: Any = None) -> Tensor:
+def empty_like(t: TensorBase, dt: dtype | None = None, device: Any = None,
+               memory_format: Any = None) -> TensorBase:
     """A new tensor shaped like ``t``, laid out by ``memory_format`` (default: like ``t``)."""
     return empty(t._shape, dt or t.dtype, device or t.device,
                  layout_strides(t, memory_format))
 
 
-def layout_strides(t: Tensor, memory_format: Any = None) -> tuple | None:
+def layout_strides(t: TensorBase, memory_format: Any = None) -> tuple | None:
     """The strides ``memory_format`` gives a copy of ``t`` (None: contiguous)."""
     if memory_format is None or memory_format is preserve_format:
         if is_contiguous(t._shape, t._stride):
@@ -67,7 +67,7 @@ def layout_strides(t: Tensor, memory_format: Any = None) -> tuple | None:
     raise TypeError(f"memory_format must be a minitorch.memory_format, not {memory_format!r}")
 
 
-def empty_elementwise(shape: tuple, dt: dtype, device: Any, *inputs: Any) -> Tensor:
+def empty_elementwise(shape: tuple, dt: dtype, device: Any, *inputs: Any) -> TensorBase:
     """The result of an elementwise op over ``inputs`` (tensors or numbers).
 
     It is laid out in the tensor inputs' memory order, as in PyTorch, so the
@@ -76,12 +76,12 @@ def empty_elementwise(shape: tuple, dt: dtype, device: Any, *inputs: Any) -> Ten
     """
     plain = contiguous_strides(shape)
     for x in inputs:
-        if isinstance(x, Tensor) and x._shape and (x._stride != plain or x._shape != shape):
+        if isinstance(x, TensorBase) and x._shape and (x._stride != plain or x._shape != shape):
             break
     else:
-        return Tensor._empty(shape, dt, device, plain)     # the common case, decided quickly
+        return TensorBase._empty(shape, dt, device, plain)     # the common case, decided quickly
     strides = [expand_strides(x._shape, x._stride, shape)[1] if x._shape != shape else x._stride
-               for x in inputs if isinstance(x, Tensor) and x._shape]
+               for x in inputs if isinstance(x, TensorBase) and x._shape]
     if all(is_contiguous(shape, s) for s in strides):
         return empty(shape, dt, device)
     return empty(shape, dt, device, elementwise_strides(shape, *strides))
@@ -92,7 +92,7 @@ def compute_dtype(dt: dtype) -> dtype:
     return float32 if dt is float16 else dt
 
 
-def cast(t: Tensor, dt: dtype) -> Tensor:
+def cast(t: TensorBase, dt: dtype) -> TensorBase:
     """``t`` converted to dtype ``dt`` (``t`` itself if it already is)."""
     if t.dtype is dt:
         return t
@@ -101,7 +101,7 @@ def cast(t: Tensor, dt: dtype) -> Tensor:
     return out
 
 
-def contiguous(t: Tensor) -> Tensor:
+def contiguous(t: TensorBase) -> TensorBase:
     if t.is_contiguous():
         return t
     out = empty(t._shape, t.dtype, t.device)
@@ -109,7 +109,7 @@ def contiguous(t: Tensor) -> Tensor:
     return out
 
 
-def broadcast_operand(t: Tensor, shape: tuple) -> Operand:
+def broadcast_operand(t: TensorBase, shape: tuple) -> Operand:
     """The operand that reads ``t`` as if it had ``shape`` (stride 0 where stretched)."""
     if t._shape == shape:
         return t._operand()
@@ -145,18 +145,18 @@ _HOST_SCALARS: dict = {}
 
 def as_operand(x: Any, dt: dtype, shape: tuple, backend: Any) -> Operand:
     """A tensor or number, in dtype ``dt``, broadcast to ``shape``."""
-    if isinstance(x, Tensor):
+    if isinstance(x, TensorBase):
         return broadcast_operand(cast(x, dt), shape)
     return scalar_operand(x, dt, shape, backend)
 
 
 def shape_of(x: Any) -> tuple:
-    return x._shape if isinstance(x, Tensor) else ()
+    return x._shape if isinstance(x, TensorBase) else ()
 
 
 def device_of(*xs: Any):
     for x in xs:
-        if isinstance(x, Tensor):
+        if isinstance(x, TensorBase):
             return x.device
     from ..device import get_default_device
     return get_default_device()
@@ -169,7 +169,7 @@ _ARITH = set(S.ARITH_OPS)
 _UNARY_FAST = set(S.UNARY_FAST_OPS)
 
 
-def compare(a: Any, b: Any, op: int) -> Tensor:
+def compare(a: Any, b: Any, op: int) -> TensorBase:
     """Elementwise comparison (``S.EQ``, ``S.LT``, ...): a bool tensor."""
     check_same_device(a, b)
     compute = result_type(a, b)
@@ -182,7 +182,7 @@ def compare(a: Any, b: Any, op: int) -> Tensor:
     return out
 
 
-def arith(a: Any, b: Any, op: int, out: Tensor | None = None) -> Tensor:
+def arith(a: Any, b: Any, op: int, out: TensorBase | None = None) -> TensorBase:
     """``a (op) b`` for the arithmetic and math binary ops, result in the promoted dtype."""
     compute = result_type(a, b)
     kernel = compute_dtype(compute)
@@ -190,11 +190,11 @@ def arith(a: Any, b: Any, op: int, out: Tensor | None = None) -> Tensor:
 
 
 def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
-                   out: Tensor | None) -> Tensor:
-    if (out is None and type(a) is Tensor and a.dtype is kernel and a._shape
+                   out: TensorBase | None) -> TensorBase:
+    if (out is None and type(a) is TensorBase and a.dtype is kernel and a._shape
             and a._stride == contiguous_strides(a._shape)
-            and (type(b) is not Tensor and is_number(b)
-                 or type(b) is Tensor and b._shape == a._shape and b.dtype is kernel
+            and (type(b) is not TensorBase and is_number(b)
+                 or type(b) is TensorBase and b._shape == a._shape and b.dtype is kernel
                  and b.device is a.device and b._stride == a._stride)):
         # The commonest calls, decided in a few comparisons: a contiguous
         # tensor with a contiguous tensor of its shape, dtype and device, or
@@ -205,14 +205,14 @@ def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
         backend = a._backend
         data = backend.allocate(n, kernel.np)
         family = ("arith" if op in _ARITH else "math") if kernel.is_floating_point else "int"
-        if type(b) is Tensor:
+        if type(b) is TensorBase:
             b_data, b_offset, b_step = b._storage._data, b._offset, 1
         else:
             b_data, b_offset, b_step = scalar_operand(b, kernel, (), backend).data, 0, 0
         if n:
             backend.binary_runs(op, family, a._storage._data, a._offset, b_data, b_offset,
                                 b_step, data, n)
-        target = Tensor._make(UntypedStorage(data, a.device), a._shape, a._stride, 0, kernel)
+        target = TensorBase._make(UntypedStorage(data, a.device), a._shape, a._stride, 0, kernel)
         return cast(target, result) if kernel is not result else target
     check_same_device(a, b)
     shape = broadcast_shapes(shape_of(a), shape_of(b))
@@ -232,8 +232,8 @@ def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
     return cast(target, result) if target.dtype is not result else target
 
 
-def unary(x: Tensor, op: int, out_dtype: dtype | None = None, p0: float = 0.0,
-          p1: float = 0.0, out: Tensor | None = None, *, integer: bool = False) -> Tensor:
+def unary(x: TensorBase, op: int, out_dtype: dtype | None = None, p0: float = 0.0,
+          p1: float = 0.0, out: TensorBase | None = None, *, integer: bool = False) -> TensorBase:
     """Elementwise ``f(x)``; floats run the float families, ``integer`` the int family."""
     result_dtype = out_dtype or x.dtype
     kernel = compute_dtype(x.dtype)
@@ -242,7 +242,7 @@ def unary(x: Tensor, op: int, out_dtype: dtype | None = None, p0: float = 0.0,
     if out is not None and out.dtype is target_dtype:
         target = out
     elif x._stride == contiguous_strides(x._shape):
-        target = Tensor._empty(x._shape, target_dtype, x.device)     # quickly: contiguous
+        target = TensorBase._empty(x._shape, target_dtype, x.device)     # quickly: contiguous
     else:
         target = empty_like(x, target_dtype)
     if integer:
@@ -256,10 +256,10 @@ def unary(x: Tensor, op: int, out_dtype: dtype | None = None, p0: float = 0.0,
     return cast(target, result_dtype) if target.dtype is not result_dtype else target
 
 
-def copy_into(dst: Tensor, src: Any) -> None:
+def copy_into(dst: TensorBase, src: Any) -> None:
     """``dst[...] = src`` with broadcasting and casting (no autograd)."""
     backend = dst._backend
-    if isinstance(src, Tensor):
+    if isinstance(src, TensorBase):
         if src.device != dst.device:
             src = to_device(src, dst.device)
         backend.copy(broadcast_operand(src, dst._shape), dst._operand())
@@ -267,7 +267,7 @@ def copy_into(dst: Tensor, src: Any) -> None:
         backend.fill(dst._operand(), src)
 
 
-def to_device(t: Tensor, dev: Any) -> Tensor:
+def to_device(t: TensorBase, dev: Any) -> TensorBase:
     """A copy of ``t`` on device ``dev`` (contiguous)."""
     from ..backends import get_backend
     if t.device == dev:
@@ -275,14 +275,14 @@ def to_device(t: Tensor, dev: Any) -> Tensor:
     host = t._host_array()
     host = host if host.flags.c_contiguous else host.copy()
     data = get_backend(dev).from_host(host.reshape(-1))
-    return Tensor._make(UntypedStorage(data, dev), t._shape, contiguous_strides(t._shape), 0,
+    return TensorBase._make(UntypedStorage(data, dev), t._shape, contiguous_strides(t._shape), 0,
                         t.dtype)
 
 
 # ---------------------------------------------------------------------------
 # reductions
 # ---------------------------------------------------------------------------
-def reduce(x: Tensor, op: str, dims: tuple, keepdim: bool, out_dtype: dtype,
+def reduce(x: TensorBase, op: str, dims: tuple, keepdim: bool, out_dtype: dtype,
            want_index: bool = False):
     """Reduce ``x`` over ``dims`` with kernel ``op``; returns values (and indices)."""
     kept = tuple(s for d, s in enumerate(x._shape) if d not in dims)
@@ -303,23 +303,23 @@ def reduce(x: Tensor, op: str, dims: tuple, keepdim: bool, out_dtype: dtype,
     return (values, idx) if want_index else values
 
 
-def _reshape_contig(t: Tensor, shape: tuple) -> Tensor:
-    return Tensor._make(t._storage, shape, contiguous_strides(shape), t._offset, t.dtype)
+def _reshape_contig(t: TensorBase, shape: tuple) -> TensorBase:
+    return TensorBase._make(t._storage, shape, contiguous_strides(shape), t._offset, t.dtype)
 
 
-def array_of(t: Tensor, shape: tuple):
+def array_of(t: TensorBase, shape: tuple):
     """The backend array of a contiguous tensor's elements, in ``shape`` (a view, no copy)."""
     return t._storage._data[t._offset:t._offset + t.numel()].reshape(shape)
 
 
-def rows_along(x: Tensor, dim: int) -> tuple:
+def rows_along(x: TensorBase, dim: int) -> tuple:
     """``x`` with ``dim`` moved last and made contiguous, and its (rows, n) array.
 
     Row kernels (scans, softmax) see one row per position of the other dims.
     With ``dim`` already last and ``x`` contiguous nothing is copied.
     """
     perm = [d for d in range(x.dim()) if d != dim] + [dim]
-    moved = x if dim == x.dim() - 1 else Tensor._make(
+    moved = x if dim == x.dim() - 1 else TensorBase._make(
         x._storage, tuple(x._shape[d] for d in perm), tuple(x._stride[d] for d in perm),
         x._offset, x.dtype)
     moved = contiguous(moved)
@@ -327,18 +327,18 @@ def rows_along(x: Tensor, dim: int) -> tuple:
     return moved, array_of(moved, (moved.numel() // n if n else 0, n))
 
 
-def from_rows(out: Tensor, x: Tensor, dim: int) -> Tensor:
+def from_rows(out: TensorBase, x: TensorBase, dim: int) -> TensorBase:
     """A result laid out as ``rows_along(x, dim)``, put back into ``x``'s shape (contiguous)."""
     if dim == x.dim() - 1:
         return out
     perm = [d for d in range(x.dim()) if d != dim] + [dim]
     inverse = [perm.index(d) for d in range(x.dim())]
-    back = Tensor._make(out._storage, x._shape, tuple(out._stride[inverse[d]]
+    back = TensorBase._make(out._storage, x._shape, tuple(out._stride[inverse[d]]
                                                       for d in range(x.dim())), 0, out.dtype)
     return contiguous(back)
 
 
-def scan(x: Tensor, op: str, dim: int, out_dtype: dtype) -> Tensor:
+def scan(x: TensorBase, op: str, dim: int, out_dtype: dtype) -> TensorBase:
     """Cumulative sum or product along ``dim`` (a contiguous result).
 
     ``dim`` is moved last and made contiguous, so the kernel scans rows.

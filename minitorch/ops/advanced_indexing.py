@@ -41,10 +41,11 @@ from ..autograd.function import Function
 from ..backends import Operand
 from ..dtype import bool_, int8, int16, int32, int64, uint8
 from ..layout import broadcast_shapes, contiguous_strides, expand_strides, numel, view_strides
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from . import _raw
 from .indexing import _check_writable, _copy, _flat, _fresh, _type_name, check_index
 from .views import sum_to_shape
+from .registry import declare
 
 __all__ = ["getitem", "setitem", "index_put", "index_put_", "AdvancedIndex"]
 
@@ -76,7 +77,7 @@ class AdvancedIndex:
         rest = [self.shape[d] for d in self.rest]
         return tuple(rest[:self.pos]) + self.bshape + tuple(rest[self.pos:])
 
-    def _folded(self, t: Tensor) -> tuple:
+    def _folded(self, t: TensorBase) -> tuple:
         """``(operand, offsets)``: ``t`` read with the indexed dims folded into one dim.
 
         The folded dim sits at ``self.pos``; ``offsets[k] * stride`` is where
@@ -100,15 +101,15 @@ class AdvancedIndex:
         strides = tuple(rest_st[:p]) + (stride,) + tuple(rest_st[p:])
         return Operand(t._storage._data, shape, strides, t._offset), offsets
 
-    def gather(self, t: Tensor) -> Tensor:
+    def gather(self, t: TensorBase) -> TensorBase:
         """``t[key]`` as a new contiguous tensor (no autograd)."""
         src, offsets = self._folded(t)
         out = _raw.empty(src.shape, t.dtype, t.device)
         t._backend.index_select(src, self.pos, offsets, out._operand())
         shape = self.result_shape()
-        return Tensor._make(out._storage, shape, contiguous_strides(shape), 0, t.dtype)
+        return TensorBase._make(out._storage, shape, contiguous_strides(shape), 0, t.dtype)
 
-    def put(self, t: Tensor, values: Any, accumulate: bool) -> None:
+    def put(self, t: TensorBase, values: Any, accumulate: bool) -> None:
         """``t[key] = values`` (or ``+=`` with ``accumulate``), in place, no autograd.
 
         ``values`` is a number or a tensor of ``t``'s dtype that broadcasts
@@ -118,8 +119,8 @@ class AdvancedIndex:
         t._backend.index_reduce("add" if accumulate else "set", tgt, self.pos, offsets,
                                 self._values_operand(values, t, tgt.shape))
 
-    def _values_operand(self, values: Any, t: Tensor, folded: tuple) -> Operand:
-        if not isinstance(values, Tensor):
+    def _values_operand(self, values: Any, t: TensorBase, folded: tuple) -> Operand:
+        if not isinstance(values, TensorBase):
             return _raw.scalar_operand(values, t.dtype, folded, t._backend)
         rshape = self.result_shape()
         values = _strip_leading_ones(values, len(rshape))
@@ -133,10 +134,10 @@ class AdvancedIndex:
         return Operand(values._storage._data, folded, st, values._offset)
 
 
-def _strip_leading_ones(values: Tensor, ndim: int) -> Tensor:
+def _strip_leading_ones(values: TensorBase, ndim: int) -> TensorBase:
     """PyTorch drops leading size-1 dims of a value that has more dims than the target."""
     while values.dim() > ndim and values._shape[0] == 1:
-        values = Tensor._make(values._storage, values._shape[1:], values._stride[1:],
+        values = TensorBase._make(values._storage, values._shape[1:], values._stride[1:],
                               values._offset, values.dtype)
     return values
 
@@ -149,7 +150,7 @@ def _treat_sequence_as_tuple(seq: list) -> bool:
     tensors or sequences is a tuple of indices, not one index."""
     if len(seq) >= 32:
         return False
-    return any(isinstance(k, (Tensor, list, tuple, slice, np.ndarray)) or k is None or
+    return any(isinstance(k, (TensorBase, list, tuple, slice, np.ndarray)) or k is None or
                k is Ellipsis for k in seq)
 
 
@@ -157,7 +158,7 @@ def _index_error() -> IndexError:
     return IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
 
-def _to_index_tensor(k: Any, device: Any) -> Tensor:
+def _to_index_tensor(k: Any, device: Any) -> TensorBase:
     """A list or NumPy array used as an index, as an int64 or bool tensor."""
     from .creation import tensor
     if isinstance(k, np.ndarray):
@@ -193,7 +194,7 @@ def as_key_tuple(key: Any) -> tuple:
     return (key,)
 
 
-def _normalize_items(x: Tensor, key: tuple) -> list:
+def _normalize_items(x: TensorBase, key: tuple) -> list:
     """Each key item as None, Ellipsis, slice, int, ('mask', bool tensor) or ('index', tensor)."""
     items = []
     for k in key:
@@ -206,7 +207,7 @@ def _normalize_items(x: Tensor, key: tuple) -> list:
         if isinstance(k, (list, tuple, np.ndarray)) and not (
                 isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind in "iu"):
             k = _to_index_tensor(k, x.device)
-        if isinstance(k, Tensor):
+        if isinstance(k, TensorBase):
             if k.dtype is uint8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
                               "dtype torch.bool instead.", UserWarning, stacklevel=4)
@@ -238,7 +239,7 @@ def _consumed(item: Any) -> int:
     return 1
 
 
-def parse(x: Tensor, key: tuple) -> tuple:
+def parse(x: TensorBase, key: tuple) -> tuple:
     """Split ``key`` into a basic key and an :class:`AdvancedIndex` (``None`` if all basic).
 
     Returns ``(basic_key, adv)`` where ``adv`` is a list of ``(dim, kind,
@@ -282,7 +283,7 @@ def parse(x: Tensor, key: tuple) -> tuple:
     return tuple(basic), adv
 
 
-def _build(view: Tensor, adv: list) -> AdvancedIndex:
+def _build(view: TensorBase, adv: list) -> AdvancedIndex:
     """Check every advanced item against ``view`` (= x[basic key]) and build the index."""
     from .indexing import nonzero
     dims, tensors = [], []
@@ -320,7 +321,7 @@ def _build(view: Tensor, adv: list) -> AdvancedIndex:
             f"index {v} is out of bounds for dimension {d} with size {size}"), negative=True)
         # broadcast to B and wrap negatives in one pass (always a fresh tensor we own)
         full = _fresh(bshape, int64, view.device, 0)
-        src = _raw.contiguous(Tensor._make(t._storage, bshape,
+        src = _raw.contiguous(TensorBase._make(t._storage, bshape,
                                            _raw.broadcast_operand(t, bshape).strides,
                                            t._offset, int64))
         full._backend.add_index_offsets(_flat(full), _flat(src), size, 1)
@@ -332,7 +333,7 @@ def _is_trivial(basic: tuple) -> bool:
     return all(isinstance(k, slice) and k == slice(None) for k in basic)
 
 
-def _prepare(x: Tensor, key: tuple) -> tuple:
+def _prepare(x: TensorBase, key: tuple) -> tuple:
     """``(basic, view, index)``: the basic part of ``key``, ``x[basic]``, the advanced part.
 
     ``index`` is ``None`` when the key turned out to be basic (a 0-d integer
@@ -353,12 +354,12 @@ class Index(Function):
     _backward_name = "IndexBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, index: AdvancedIndex) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, index: AdvancedIndex) -> TensorBase:
         ctx.index = index
         return index.gather(x)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         zeros = _fresh(ctx.index.shape, g.dtype, g.device, 0)
         return IndexPut.apply(zeros, ctx.index, g, True), None
 
@@ -367,16 +368,16 @@ class IndexPut(Function):
     _backward_name = "IndexPutBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, index: AdvancedIndex, values: Any,
-                accumulate: bool) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, index: AdvancedIndex, values: Any,
+                accumulate: bool) -> TensorBase:
         ctx.index, ctx.accumulate = index, accumulate
-        ctx.values_shape = values._shape if isinstance(values, Tensor) else None
+        ctx.values_shape = values._shape if isinstance(values, TensorBase) else None
         out = _copy(x)
         index.put(out, values, accumulate)
         return out
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         index = ctx.index
         gx = None
         if ctx.needs_input_grad[0]:
@@ -398,7 +399,7 @@ class IndexPut(Function):
 # ---------------------------------------------------------------------------
 # Entry points
 # ---------------------------------------------------------------------------
-def getitem(x: Tensor, key: tuple) -> Tensor:
+def getitem(x: TensorBase, key: tuple) -> TensorBase:
     """``x[key]`` for a key with advanced items: a new tensor (grad_fn ``IndexBackward0``)."""
     from .indexing import getitem as basic_getitem
     basic, view, index = _prepare(x, key)
@@ -407,9 +408,9 @@ def getitem(x: Tensor, key: tuple) -> Tensor:
     return Index.apply(view, index)
 
 
-def _value_tensor(value: Any, like: Tensor) -> Any:
+def _value_tensor(value: Any, like: TensorBase) -> Any:
     """The value of ``x[key] = value``: a number, or a tensor of ``like``'s dtype."""
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         return value if value.dtype is like.dtype else value.to(like.dtype)
     if _raw.is_number(value):
         return value
@@ -418,7 +419,7 @@ def _value_tensor(value: Any, like: Tensor) -> Any:
 
 
 def _check_values(values: Any, index: AdvancedIndex) -> None:
-    if not isinstance(values, Tensor):
+    if not isinstance(values, TensorBase):
         return
     rshape = index.result_shape()
     stripped = _strip_leading_ones(values, len(rshape))
@@ -431,7 +432,7 @@ def _check_values(values: Any, index: AdvancedIndex) -> None:
                            f"cannot be broadcast to indexing result of shape {list(rshape)}")
 
 
-def _put(x: Tensor, key: tuple, values: Any, accumulate: bool) -> Tensor:
+def _put(x: TensorBase, key: tuple, values: Any, accumulate: bool) -> TensorBase:
     """Write ``values`` into ``x[key]`` in place, recording autograd history if needed."""
     from .elementwise import inplace
     basic, view, index = _prepare(x, key)
@@ -442,18 +443,18 @@ def _put(x: Tensor, key: tuple, values: Any, accumulate: bool) -> Tensor:
     _check_values(values, index)
     _check_writable(view)
     recording = grad_mode.STATE.grad_enabled and (
-        x.requires_grad or (isinstance(values, Tensor) and values.requires_grad))
+        x.requires_grad or (isinstance(values, TensorBase) and values.requires_grad))
     if recording:
         inplace(view, lambda t: IndexPut.apply(t, index, values, accumulate))
         return x
-    if isinstance(values, Tensor) and values._storage is x._storage:
+    if isinstance(values, TensorBase) and values._storage is x._storage:
         values = _copy(values)      # never read what we are writing
     index.put(view, values, accumulate)
     x._bump_version()
     return x
 
 
-def setitem(x: Tensor, key: tuple, value: Any) -> None:
+def setitem(x: TensorBase, key: tuple, value: Any) -> None:
     """``x[key] = value``: writes into ``x``'s memory (through views), broadcasting ``value``.
 
     Repeated positions keep the last value written, as in PyTorch.  As in
@@ -461,7 +462,7 @@ def setitem(x: Tensor, key: tuple, value: Any) -> None:
     value assigned through a single boolean mask (``x[x > 0] = v``), which
     is converted.
     """
-    if isinstance(value, Tensor) and value.dtype is not x.dtype:
+    if isinstance(value, TensorBase) and value.dtype is not x.dtype:
         _, adv = parse(x, key)
         if not (value.numel() == 1 and len(adv) == 1 and adv[0][1] == "mask"):
             raise RuntimeError(f"Index put requires the source and destination dtypes match, "
@@ -470,18 +471,18 @@ def setitem(x: Tensor, key: tuple, value: Any) -> None:
     _put(x, key, _value_tensor(value, x), False)
 
 
-def _index_put_args(x: Tensor, indices: Any, values: Any) -> tuple:
+def _index_put_args(x: TensorBase, indices: Any, values: Any) -> tuple:
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
                         f"{type(indices).__name__}")
     for i, t in enumerate(indices):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, TensorBase):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{type(t).__name__}")
     if len(indices) > x.dim():
         raise IndexError(f"too many indices for tensor of dimension {x.dim()} (got "
                          f"{len(indices)})")
-    if not isinstance(values, Tensor):
+    if not isinstance(values, TensorBase):
         raise TypeError(f"index_put(): argument 'values' must be Tensor, not "
                         f"{type(values).__name__}")
     if values.dtype is not x.dtype:
@@ -491,8 +492,8 @@ def _index_put_args(x: Tensor, indices: Any, values: Any) -> tuple:
     return tuple(indices)
 
 
-def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False
-               ) -> Tensor:
+def index_put_(input: TensorBase, indices: Any, values: TensorBase, accumulate: bool = False
+               ) -> TensorBase:
     """``input[indices] = values`` in place (``+=`` with ``accumulate``, repeats add up)."""
     key = _index_put_args(input, indices, values)
     if not key:
@@ -503,8 +504,8 @@ def index_put_(input: Tensor, indices: Any, values: Tensor, accumulate: bool = F
     return _put(input, key, values, bool(accumulate))
 
 
-def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False
-              ) -> Tensor:
+def index_put(input: TensorBase, indices: Any, values: TensorBase, accumulate: bool = False
+              ) -> TensorBase:
     """A copy of ``input`` with ``values`` written (or added) at ``indices``."""
     key = _index_put_args(input, indices, values)
     index = _prepare(input, key)[2] if key else None
@@ -513,3 +514,11 @@ def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
         return index_put_(out, indices, values, accumulate)
     _check_values(values, index)
     return IndexPut.apply(input, index, values, bool(accumulate))
+
+
+# ---------------------------------------------------------------------------
+# The public forms of this module's ops (see ops/registry.py):
+# minitorch.<name>, Tensor.<name> and, with inplace=True, Tensor.<name>_
+# ---------------------------------------------------------------------------
+declare(index_put)
+declare(index_put_)

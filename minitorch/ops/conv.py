@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from . import _raw
 from .linalg import matmul
 from .views import cat
@@ -69,7 +69,7 @@ class Unfold(Function):
     _backward_name = "Im2ColBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, geo: tuple) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, geo: tuple) -> TensorBase:
         n, c, h, w = x.shape
         kh, kw, *_, oh, ow = geo
         ctx.geo, ctx.hw = geo, (h, w)
@@ -80,7 +80,7 @@ class Unfold(Function):
         return _raw.cast(cols, x.dtype)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return Fold.apply(g, ctx.hw, ctx.geo), None
 
 
@@ -88,7 +88,7 @@ class Fold(Function):
     _backward_name = "Col2ImBackward0"
 
     @staticmethod
-    def forward(ctx: Any, cols: Tensor, hw: tuple, geo: tuple) -> Tensor:
+    def forward(ctx: Any, cols: TensorBase, hw: tuple, geo: tuple) -> TensorBase:
         n, ckk, _ = cols.shape
         kh, kw = geo[0], geo[1]
         c = ckk // (kh * kw)
@@ -99,7 +99,7 @@ class Fold(Function):
         return _raw.cast(out, cols.dtype)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return Unfold.apply(g, ctx.geo), None, None
 
 
@@ -109,7 +109,7 @@ class UnfoldBatch(Function):
     _backward_name = "Im2ColBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, geo: tuple) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, geo: tuple) -> TensorBase:
         n, c, h, w = x.shape
         kh, kw, *_, oh, ow = geo
         ctx.geo, ctx.shape = geo, (n, c, h, w)
@@ -120,7 +120,7 @@ class UnfoldBatch(Function):
         return _raw.cast(cols, x.dtype)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return FoldBatch.apply(g, ctx.shape, ctx.geo), None
 
 
@@ -128,7 +128,7 @@ class FoldBatch(Function):
     _backward_name = "Col2ImBackward0"
 
     @staticmethod
-    def forward(ctx: Any, cols: Tensor, shape: tuple, geo: tuple) -> Tensor:
+    def forward(ctx: Any, cols: TensorBase, shape: tuple, geo: tuple) -> TensorBase:
         ctx.geo = geo
         src = _raw.contiguous(_raw.cast(cols, _raw.compute_dtype(cols.dtype)))
         out = _raw.empty(shape, src.dtype, cols.device)
@@ -136,16 +136,16 @@ class FoldBatch(Function):
         return _raw.cast(out, cols.dtype)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return UnfoldBatch.apply(g, ctx.geo), None, None
 
 
-def _array4(t: Tensor):
+def _array4(t: TensorBase):
     return _raw.array_of(t, tuple(t.shape))
 
 
-def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
-           stride: Any = 1) -> Tensor:
+def unfold(input: TensorBase, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> TensorBase:
     """(N, C, H, W) -> (N, C*kh*kw, L): each column is one receptive field."""
     if input.dim() != 4:
         raise RuntimeError(f"Input Error: Only 4D input Tensors are supported (got "
@@ -156,8 +156,8 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     return Unfold.apply(input, geo)
 
 
-def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
-         stride: Any = 1) -> Tensor:
+def fold(input: TensorBase, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> TensorBase:
     """(N, C*kh*kw, L) -> (N, C, H, W): columns summed back into the image."""
     h, w = _pair(output_size)
     geo = _geometry(h, w, _pair(kernel_size), _pair(stride), _pair(padding), _pair(dilation))
@@ -179,8 +179,8 @@ def _same_padding(size: tuple, kernel: tuple, dilation: tuple) -> tuple:
     return tuple(d * (k - 1) for k, d in zip(kernel, dilation))
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+def conv2d(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> TensorBase:
     """2-D convolution (cross-correlation, as in every deep-learning library)."""
     batched = input.dim() == 4
     if input.dim() not in (3, 4):
@@ -236,8 +236,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return out if batched else out.squeeze(0)
 
 
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+def conv1d(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> TensorBase:
     """1-D convolution, run as a 2-D one over an image of height 1."""
     if input.dim() not in (2, 3):
         raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
@@ -252,9 +252,9 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return out.squeeze(-2)
 
 
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+def conv_transpose2d(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
-                     groups: int = 1, dilation: Any = 1) -> Tensor:
+                     groups: int = 1, dilation: Any = 1) -> TensorBase:
     """The gradient of conv2d with respect to its input, used as a layer (``fold(W^T @ x)``)."""
     if groups != 1:
         raise RuntimeError("minitorch's conv_transpose2d supports groups=1 only")
@@ -278,7 +278,7 @@ class MaxPool2d(Function):
     _backward_name = "MaxPool2DWithIndicesBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, geo: tuple):
+    def forward(ctx: Any, x: TensorBase, geo: tuple):
         n, c, h, w = x.shape
         oh, ow = geo[-2], geo[-1]
         src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
@@ -292,7 +292,7 @@ class MaxPool2d(Function):
         return _raw.cast(out, x.dtype), idx
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor, _gi: Any = None):
+    def backward(ctx: Any, g: TensorBase, _gi: Any = None):
         (idx,) = ctx.saved_tensors
         return MaxPool2dBackward.apply(g, idx, tuple(ctx.in_shape)), None
 
@@ -301,7 +301,7 @@ class MaxPool2dBackward(Function):
     _backward_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, idx: Tensor, in_shape: tuple) -> Tensor:
+    def forward(ctx: Any, g: TensorBase, idx: TensorBase, in_shape: tuple) -> TensorBase:
         ctx.save_for_backward(idx)
         src = _raw.contiguous(_raw.cast(g, _raw.compute_dtype(g.dtype)))
         out = _raw.empty(in_shape, src.dtype, g.device)
@@ -310,7 +310,7 @@ class MaxPool2dBackward(Function):
         return _raw.cast(out, g.dtype)
 
     @staticmethod
-    def backward(ctx: Any, gg: Tensor):
+    def backward(ctx: Any, gg: TensorBase):
         (idx,) = ctx.saved_tensors
         flat = gg.reshape(gg.shape[0], gg.shape[1], -1)
         picked = flat.gather(2, idx.reshape(idx.shape[0], idx.shape[1], -1))
@@ -337,7 +337,7 @@ def _ceil_geometry(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple,
     return tuple(geo)
 
 
-def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+def max_pool2d(input: TensorBase, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """The largest value in each window; optionally with the flat indices of the winners."""
     batched = input.dim() == 4
@@ -358,7 +358,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return (out, idx) if return_indices else out
 
 
-def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+def max_pool1d(input: TensorBase, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     k = kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size
     s = k if stride is None else (stride[0] if isinstance(stride, (tuple, list)) else stride)
@@ -371,9 +371,9 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return result.squeeze(-2)
 
 
-def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+def avg_pool2d(input: TensorBase, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Tensor:
+               divisor_override: int | None = None) -> TensorBase:
     """The mean of each window (padding counted as zeros unless ``count_include_pad=False``)."""
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
@@ -399,7 +399,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return out if batched else out.squeeze(0)
 
 
-def _padded_counts(h: int, w: int, geo: tuple, like: Tensor) -> Tensor:
+def _padded_counts(h: int, w: int, geo: tuple, like: TensorBase) -> TensorBase:
     """Window sizes counting padding but not the part beyond it (ceil_mode edges)."""
     from .creation import ones
     kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = geo
@@ -408,8 +408,8 @@ def _padded_counts(h: int, w: int, geo: tuple, like: Tensor) -> Tensor:
     return Unfold.apply(big, geo2).sum(1)
 
 
-def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+def avg_pool1d(input: TensorBase, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> TensorBase:
     k = kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size
     s = k if stride is None else (stride[0] if isinstance(stride, (tuple, list)) else stride)
     p = padding[0] if isinstance(padding, (tuple, list)) else padding
@@ -422,7 +422,7 @@ def _adaptive_ranges(size: int, out: int) -> list:
     return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+def adaptive_avg_pool2d(input: TensorBase, output_size: Any) -> TensorBase:
     """Average pooling to a fixed output size, whatever the input size."""
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
@@ -441,12 +441,12 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     return out if batched else out.squeeze(0)
 
 
-def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+def adaptive_avg_pool1d(input: TensorBase, output_size: Any) -> TensorBase:
     o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
 
 
-def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+def adaptive_max_pool2d(input: TensorBase, output_size: Any, return_indices: bool = False) -> Any:
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
     n, c, h, w = x.shape

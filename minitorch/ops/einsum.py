@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from .linalg import matmul
+from .registry import declare
 
 __all__ = ["einsum"]
 
@@ -69,7 +70,7 @@ def _parse(equation: str, operands: tuple) -> tuple:
     return new_terms, rhs
 
 
-def _take_diagonals(t: Tensor, term: str) -> tuple:
+def _take_diagonals(t: TensorBase, term: str) -> tuple:
     """Collapse repeated letters within one operand to their diagonal."""
     while len(set(term)) != len(term):
         for i, c in enumerate(term):
@@ -81,7 +82,7 @@ def _take_diagonals(t: Tensor, term: str) -> tuple:
     return t, term
 
 
-def _sum_out(t: Tensor, term: str, keep: set) -> tuple:
+def _sum_out(t: TensorBase, term: str, keep: set) -> tuple:
     """Sum over letters not in ``keep``."""
     dims = tuple(i for i, c in enumerate(term) if c not in keep)
     if dims:
@@ -90,7 +91,7 @@ def _sum_out(t: Tensor, term: str, keep: set) -> tuple:
     return t, term
 
 
-def _contract(a: Tensor, ta: str, b: Tensor, tb: str, keep: set) -> tuple:
+def _contract(a: TensorBase, ta: str, b: TensorBase, tb: str, keep: set) -> tuple:
     """One pairwise step: returns the product and its letters."""
     batch = [c for c in ta if c in tb and c in keep]
     contracted = [c for c in ta if c in tb and c not in keep]
@@ -125,7 +126,7 @@ def _contract(a: Tensor, ta: str, b: Tensor, tb: str, keep: set) -> tuple:
     return out, "".join(batch + left + right)
 
 
-def einsum(equation: str, *operands: Any) -> Tensor:
+def einsum(equation: str, *operands: Any) -> TensorBase:
     """Einstein summation, e.g. ``einsum('ij,jk->ik', a, b)`` is ``a @ b``."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -151,3 +152,10 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if term != rhs:
         result = result.permute([term.index(c) for c in rhs])
     return result
+
+
+# ---------------------------------------------------------------------------
+# The public forms of this module's ops (see ops/registry.py):
+# minitorch.<name>, Tensor.<name> and, with inplace=True, Tensor.<name>_
+# ---------------------------------------------------------------------------
+declare(einsum, method=False)

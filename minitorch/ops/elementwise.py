@@ -21,9 +21,10 @@ from ..autograd import grad_mode
 from ..backends import scalar_ops as S
 from ..dtype import bool_, float32, get_default_dtype, result_type, can_cast, int64
 from ..layout import broadcast_shapes
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from . import _raw
 from .views import sum_to_shape
+from .registry import declare
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
            "pow", "neg", "maximum", "minimum", "fmax", "fmin", "atan2", "where", "clamp",
@@ -41,15 +42,15 @@ def _float_result(x: Any) -> Any:
 
 def _meta(x: Any) -> tuple | None:
     """What backward needs to know about an input: its shape and dtype (None for numbers)."""
-    return (x._shape, x.dtype) if isinstance(x, Tensor) else None
+    return (x._shape, x.dtype) if isinstance(x, TensorBase) else None
 
 
-def _reduce_grad(g: Tensor | None, meta: tuple | None) -> Tensor | None:
+def _reduce_grad(g: TensorBase | None, meta: tuple | None) -> TensorBase | None:
     """The gradient for an input with ``meta`` (None if the input was a number)."""
     if g is None or meta is None:
         return None
     shape, dt = meta
-    if not isinstance(g, Tensor):
+    if not isinstance(g, TensorBase):
         return None
     g = sum_to_shape(g, shape)
     if g.dtype is not dt and dt.is_floating_point:
@@ -65,15 +66,15 @@ class Add(Function):
     _number_edges = (0, 1)   # x * 2 has two edges, as in PyTorch
 
     @staticmethod
-    def forward(ctx: Any, a: Any, b: Any, alpha: Any = 1) -> Tensor:
+    def forward(ctx: Any, a: Any, b: Any, alpha: Any = 1) -> TensorBase:
         ctx.alpha = alpha
         ctx.a, ctx.b = _meta(a), _meta(b)
         if alpha != 1:
-            b = _raw.arith(b, alpha, S.MUL) if isinstance(b, Tensor) else b * alpha
+            b = _raw.arith(b, alpha, S.MUL) if isinstance(b, TensorBase) else b * alpha
         return _raw.arith(a, b, S.ADD)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         ga = _reduce_grad(g, ctx.a) if ctx.needs_input_grad[0] else None
         gb = None
         if ctx.needs_input_grad[1]:
@@ -86,15 +87,15 @@ class Sub(Function):
     _number_edges = (0, 1)
 
     @staticmethod
-    def forward(ctx: Any, a: Any, b: Any, alpha: Any = 1) -> Tensor:
+    def forward(ctx: Any, a: Any, b: Any, alpha: Any = 1) -> TensorBase:
         ctx.alpha = alpha
         ctx.a, ctx.b = _meta(a), _meta(b)
         if alpha != 1:
-            b = _raw.arith(b, alpha, S.MUL) if isinstance(b, Tensor) else b * alpha
+            b = _raw.arith(b, alpha, S.MUL) if isinstance(b, TensorBase) else b * alpha
         return _raw.arith(a, b, S.SUB)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         ga = _reduce_grad(g, ctx.a) if ctx.needs_input_grad[0] else None
         gb = _reduce_grad(-g * ctx.alpha if ctx.alpha != 1 else -g, ctx.b) \
             if ctx.needs_input_grad[1] else None
@@ -111,16 +112,16 @@ class Mul(Function):
     _number_edges = (0, 1)
 
     @staticmethod
-    def forward(ctx: Any, a: Any, b: Any) -> Tensor:
+    def forward(ctx: Any, a: Any, b: Any) -> TensorBase:
         ctx.a, ctx.b = _meta(a), _meta(b)
         # Save only what backward needs: d/da needs b, d/db needs a.
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if (ctx.needs_input_grad[0] and isinstance(b, Tensor)) else None)
-        ctx.b_number = None if isinstance(b, Tensor) else b
+                              b if (ctx.needs_input_grad[0] and isinstance(b, TensorBase)) else None)
+        ctx.b_number = None if isinstance(b, TensorBase) else b
         return _raw.arith(a, b, S.MUL)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         a, b = ctx.saved_tensors
         if b is None:
             b = ctx.b_number
@@ -134,21 +135,21 @@ class Div(Function):
     _number_edges = (0, 1)
 
     @staticmethod
-    def forward(ctx: Any, a: Any, b: Any) -> Tensor:
+    def forward(ctx: Any, a: Any, b: Any) -> TensorBase:
         ctx.a, ctx.b = _meta(a), _meta(b)
-        ctx.save_for_backward(a if (ctx.needs_input_grad[1] and isinstance(a, Tensor)) else None,
-                              b if isinstance(b, Tensor) else None)
-        ctx.b_number = None if isinstance(b, Tensor) else b
-        ctx.a_number = None if isinstance(a, Tensor) else a
+        ctx.save_for_backward(a if (ctx.needs_input_grad[1] and isinstance(a, TensorBase)) else None,
+                              b if isinstance(b, TensorBase) else None)
+        ctx.b_number = None if isinstance(b, TensorBase) else b
+        ctx.a_number = None if isinstance(a, TensorBase) else a
         if not _dtype_of(a).is_floating_point and not _dtype_of(b).is_floating_point:
             # True division of integers gives the default float dtype.
             dt = get_default_dtype()
-            a = _raw.cast(a, dt) if isinstance(a, Tensor) else a
-            b = _raw.cast(b, dt) if isinstance(b, Tensor) else float(b)
+            a = _raw.cast(a, dt) if isinstance(a, TensorBase) else a
+            b = _raw.cast(b, dt) if isinstance(b, TensorBase) else float(b)
         return _raw.arith(a, b, S.DIV)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         a, b = ctx.saved_tensors
         if b is None:
             b = ctx.b_number
@@ -160,7 +161,7 @@ class Div(Function):
 
 
 def _dtype_of(x: Any):
-    if isinstance(x, Tensor):
+    if isinstance(x, TensorBase):
         return x.dtype
     if isinstance(x, bool):
         return bool_
@@ -171,23 +172,23 @@ class Pow(Function):
     _backward_name = "PowBackward1"
 
     @staticmethod
-    def forward(ctx: Any, a: Any, b: Any) -> Tensor:
+    def forward(ctx: Any, a: Any, b: Any) -> TensorBase:
         ctx.a, ctx.b = _meta(a), _meta(b)
         out = _pow_raw(a, b)
-        ctx.save_for_backward(a if isinstance(a, Tensor) else None,
-                              b if isinstance(b, Tensor) else None, out)
-        ctx.a_number = None if isinstance(a, Tensor) else a
-        ctx.b_number = None if isinstance(b, Tensor) else b
+        ctx.save_for_backward(a if isinstance(a, TensorBase) else None,
+                              b if isinstance(b, TensorBase) else None, out)
+        ctx.a_number = None if isinstance(a, TensorBase) else a
+        ctx.b_number = None if isinstance(b, TensorBase) else b
         return out
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         a, b, out = ctx.saved_tensors
         a = ctx.a_number if a is None else a
         b = ctx.b_number if b is None else b
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            if isinstance(b, Tensor):
+            if isinstance(b, TensorBase):
                 ga = g * b * pow(a, b - 1)
             else:
                 # d/da a**b = b * a**(b-1); 0 where b == 0 (PyTorch's convention).
@@ -195,10 +196,10 @@ class Pow(Function):
             ga = _reduce_grad(ga, ctx.a)
         if ctx.needs_input_grad[1]:
             # d/db a**b = a**b * log(a), taken as 0 where a == 0 and b >= 0.
-            log_a = _log(a) if isinstance(a, Tensor) else math.log(a) if a > 0 else \
+            log_a = _log(a) if isinstance(a, TensorBase) else math.log(a) if a > 0 else \
                 (float("-inf") if a == 0 else float("nan"))
             term = out * log_a
-            if isinstance(a, Tensor):
+            if isinstance(a, TensorBase):
                 term = where((a == 0) & (b >= 0), 0.0, term)
             elif a == 0:
                 term = where(b >= 0, 0.0, term)
@@ -210,31 +211,31 @@ class PowScalar(Pow):
     _backward_name = "PowBackward0"
 
 
-def _pow_raw(a: Any, b: Any) -> Tensor:
+def _pow_raw(a: Any, b: Any) -> TensorBase:
     dt = result_type(a, b)
     if not dt.is_floating_point:
-        if isinstance(b, Tensor):
+        if isinstance(b, TensorBase):
             if bool((b < 0).any()):
                 return _int_pow_negative(a, b)
         elif b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return _raw.arith(a, b, S.POW)
-    if isinstance(a, Tensor) and not isinstance(b, Tensor):
+    if isinstance(a, TensorBase) and not isinstance(b, TensorBase):
         if b == 2:
             return _raw.unary(_raw.cast(a, dt), S.SQUARE)
         return _raw.unary(_raw.cast(a, dt), S.POW_SCALAR, dt, float(b))
-    if isinstance(b, Tensor) and not isinstance(a, Tensor):
+    if isinstance(b, TensorBase) and not isinstance(a, TensorBase):
         return _raw.unary(_raw.cast(b, dt), S.RPOW_SCALAR, dt, float(a))
     return _raw.arith(a, b, S.POW)
 
 
-def _int_pow_negative(a: Any, b: Tensor) -> Tensor:
+def _int_pow_negative(a: Any, b: TensorBase) -> TensorBase:
     """Integer ``a ** b`` where some exponents are negative: C's integer result.
 
     ``1 ** -n`` is 1, ``(-1) ** -n`` is +-1 by parity, any other base gives 0
     (the reciprocal truncated), as in PyTorch.
     """
-    one = _raw.arith(_raw.arith(a, 0, S.MUL), 1, S.ADD) if isinstance(a, Tensor) else 1
+    one = _raw.arith(_raw.arith(a, 0, S.MUL), 1, S.ADD) if isinstance(a, TensorBase) else 1
     positive = _raw.arith(a, _raw.arith(b, 0, S.MAXIMUM), S.POW)
     odd = _raw.compare(_raw.arith(b, 2, S.REMAINDER), 0, S.NE)
     minus_one = where(odd, _raw.arith(one, -1, S.MUL), one)
@@ -242,7 +243,7 @@ def _int_pow_negative(a: Any, b: Tensor) -> Tensor:
     return where(_raw.compare(b, 0, S.LT), small, positive).to(positive.dtype)
 
 
-def _log(x: Tensor) -> Tensor:
+def _log(x: TensorBase) -> TensorBase:
     return Log.apply(x)
 
 
@@ -253,20 +254,20 @@ class _Binary(Function):
     grad_formula: Callable = None
 
     @classmethod
-    def forward(cls, ctx: Any, a: Any, b: Any) -> Tensor:
+    def forward(cls, ctx: Any, a: Any, b: Any) -> TensorBase:
         ctx.a, ctx.b = _meta(a), _meta(b)
-        ctx.save_for_backward(a if isinstance(a, Tensor) else None,
-                              b if isinstance(b, Tensor) else None)
+        ctx.save_for_backward(a if isinstance(a, TensorBase) else None,
+                              b if isinstance(b, TensorBase) else None)
         ctx.numbers = (a, b)
         dt = result_type(a, b)
         if not dt.is_floating_point and cls.op in (S.ATAN2, S.HYPOT, S.COPYSIGN, S.XLOGY):
             dt = get_default_dtype()
-            a = _raw.cast(a, dt) if isinstance(a, Tensor) else float(a)
-            b = _raw.cast(b, dt) if isinstance(b, Tensor) else float(b)
+            a = _raw.cast(a, dt) if isinstance(a, TensorBase) else float(a)
+            b = _raw.cast(b, dt) if isinstance(b, TensorBase) else float(b)
         return _raw.arith(a, b, cls.op)
 
     @classmethod
-    def backward(cls, ctx: Any, g: Tensor):
+    def backward(cls, ctx: Any, g: TensorBase):
         a, b = ctx.saved_tensors
         a = ctx.numbers[0] if a is None else a
         b = ctx.numbers[1] if b is None else b
@@ -281,13 +282,13 @@ def _binary_op(name: str, op: int, formula: Callable | None) -> type:
     return cls
 
 
-def _max_grad(a: Any, b: Any, g: Tensor) -> tuple:
+def _max_grad(a: Any, b: Any, g: TensorBase) -> tuple:
     # Where a == b the gradient is split equally, as in PyTorch.
     mask_a = (a > b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
     return g * mask_a, g * (1 - mask_a)
 
 
-def _min_grad(a: Any, b: Any, g: Tensor) -> tuple:
+def _min_grad(a: Any, b: Any, g: TensorBase) -> tuple:
     mask_a = (a < b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
     return g * mask_a, g * (1 - mask_a)
 
@@ -308,11 +309,11 @@ Xlogy = _binary_op("Xlogy", S.XLOGY,
                    lambda a, b, g: (g * where(a == 0, 0.0, _log(_as_t(b, g))), g * a / b))
 
 
-def _as_t(x: Any, like: Tensor) -> Tensor:
-    return x if isinstance(x, Tensor) else like.new_full((), x)
+def _as_t(x: Any, like: TensorBase) -> TensorBase:
+    return x if isinstance(x, TensorBase) else like.new_full((), x)
 
 
-def _trunc_div(a: Any, b: Any) -> Tensor:
+def _trunc_div(a: Any, b: Any) -> TensorBase:
     return Trunc.apply(div(a, b))
 
 
@@ -327,7 +328,7 @@ class _Unary(Function):
     grad_formula: Callable = None
 
     @classmethod
-    def forward(cls, ctx: Any, x: Tensor, p0: float = 0.0, p1: float = 0.0) -> Tensor:
+    def forward(cls, ctx: Any, x: TensorBase, p0: float = 0.0, p1: float = 0.0) -> TensorBase:
         if cls.float_only or x.dtype.is_floating_point:
             out_dt = _float_result(x) if cls.float_only else x.dtype
             y = _raw.unary(_raw.cast(x, out_dt) if out_dt is not x.dtype else x, cls.op,
@@ -339,7 +340,7 @@ class _Unary(Function):
         return y
 
     @classmethod
-    def backward(cls, ctx: Any, g: Tensor):
+    def backward(cls, ctx: Any, g: TensorBase):
         x, y = ctx.saved_tensors
         return cls.grad_formula(x, y, g, *ctx.params), None, None
 
@@ -351,7 +352,7 @@ def _unary_op(name: str, op: int, formula: Callable, float_only: bool = True,
                                   "grad_formula": staticmethod(formula)})
 
 
-def _zero_grad(x: Tensor, y: Tensor, g: Tensor, *p: Any) -> Tensor:
+def _zero_grad(x: TensorBase, y: TensorBase, g: TensorBase, *p: Any) -> TensorBase:
     return g * 0
 
 
@@ -421,29 +422,29 @@ PowTensorScalar = _unary_op("PowTensorScalar", S.POW_SCALAR,
                             backward_name="PowBackward0")
 
 
-def _gelu_tanh_grad(x: Tensor) -> Tensor:
+def _gelu_tanh_grad(x: TensorBase) -> TensorBase:
     k = 0.7978845608028654
     inner = k * (x + 0.044715 * x * x * x)
     t = tanh(inner)
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
 
 
-def _mish_grad(x: Tensor) -> Tensor:
+def _mish_grad(x: TensorBase) -> TensorBase:
     sp = Softplus.apply(x, 1.0, 20.0)
     t = tanh(sp)
     return t + x * (1 - t * t) * sigmoid(x)
 
 
 def _unary_public(cls: type) -> Callable:
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    def fn(input: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
         result = cls.apply(input)
-        return _write_out(result, out)
+        return write_out(result, out)
     fn.__name__ = cls.__name__.lower()
     fn.__doc__ = f"Elementwise ``{fn.__name__}`` (recorded as ``{cls._backward_name}``)."
     return fn
 
 
-def _write_out(result: Tensor, out: Tensor | None) -> Tensor:
+def write_out(result: TensorBase, out: TensorBase | None) -> TensorBase:
     if out is None:
         return result
     if not can_cast(result.dtype, out.dtype):
@@ -455,7 +456,7 @@ def _write_out(result: Tensor, out: Tensor | None) -> Tensor:
     return out
 
 
-def resize_out(out: Tensor, shape: tuple) -> None:
+def resize_out(out: TensorBase, shape: tuple) -> None:
     if out.numel() != 0 and out._shape != shape:
         import warnings
         warnings.warn(f"An output with one or more elements was resized since it had shape "
@@ -488,7 +489,7 @@ atanh = _unary_public(Atanh)
 erf = _unary_public(Erf)
 erfc = _unary_public(Erfc)
 reciprocal = _unary_public(Reciprocal)
-def _not_implemented(x: Tensor, name: str) -> NotImplementedError:
+def _not_implemented(x: TensorBase, name: str) -> NotImplementedError:
     return NotImplementedError(f'"{name}" not implemented for \'{x.dtype._legacy}\'')
 
 
@@ -496,12 +497,12 @@ def _rounding_public(cls: type, kernel_name: str) -> Callable:
     """floor/ceil/trunc/round: integers are already whole, so they come back unchanged."""
     public = _unary_public(cls)
 
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    def fn(input: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
         if input.dtype is bool_:
             raise _not_implemented(input, kernel_name)
         if not input.dtype.is_floating_point:
             from .views import clone
-            return _write_out(clone(input), out)
+            return write_out(clone(input), out)
         return public(input, out=out)
     fn.__name__, fn.__doc__ = public.__name__, public.__doc__
     return fn
@@ -512,25 +513,25 @@ ceil = _rounding_public(Ceil, "ceil_vml_cpu")
 trunc = _rounding_public(Trunc, "trunc_vml_cpu")
 
 
-def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+def frac(input: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
     if not input.dtype.is_floating_point:
         raise _not_implemented(input, "frac_cpu")
-    return _write_out(Frac.apply(input), out)
+    return write_out(Frac.apply(input), out)
 
 
 sign = _unary_public(Sign)
-def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A001
+def abs(input: TensorBase, *, out: TensorBase | None = None) -> TensorBase:  # noqa: A001
     if input.dtype is bool_:
         raise _not_implemented(input, "abs_cpu")
-    return _write_out(Abs.apply(input), out)
+    return write_out(Abs.apply(input), out)
 
 
-def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+def neg(input: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
     if input.dtype is bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    return _write_out(Neg.apply(input), out)
+    return write_out(Neg.apply(input), out)
 
 
 negative = neg
@@ -543,20 +544,20 @@ arcsin, arccos, arctan = asin, acos, atan
 fix = trunc
 
 
-def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:  # noqa: A001
+def round(input: TensorBase, *, decimals: int = 0, out: TensorBase | None = None) -> TensorBase:  # noqa: A001
     if not input.dtype.is_floating_point:
         if input.dtype is bool_:
             raise _not_implemented(input, "round_cpu")
         if decimals == 0:
             from .views import clone
-            return _write_out(clone(input), out)
+            return write_out(clone(input), out)
     if decimals == 0:
-        return _write_out(Round.apply(input), out)
+        return write_out(Round.apply(input), out)
     scale = 10.0 ** decimals
-    return _write_out(Round.apply(input * scale) / scale, out)
+    return write_out(Round.apply(input * scale) / scale, out)
 
 
-def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+def gelu(input: TensorBase, approximate: str = "none") -> TensorBase:
     if approximate == "tanh":
         return GeluTanh.apply(input)
     if approximate != "none":
@@ -564,34 +565,34 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return Gelu.apply(input)
 
 
-def leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+def leaky_relu(input: TensorBase, negative_slope: float = 0.01) -> TensorBase:
     return LeakyRelu.apply(input, float(negative_slope))
 
 
-def elu(input: Tensor, alpha: float = 1.0) -> Tensor:
+def elu(input: TensorBase, alpha: float = 1.0) -> TensorBase:
     return Elu.apply(input, float(alpha))
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: TensorBase, beta: float = 1.0, threshold: float = 20.0) -> TensorBase:
     return Softplus.apply(input, float(beta), float(threshold))
 
 
-def logsigmoid(input: Tensor) -> Tensor:
+def logsigmoid(input: TensorBase) -> TensorBase:
     return LogSigmoid.apply(input)
 
 
-def clamp(input: Tensor, min: Any = None, max: Any = None, *,  # noqa: A002
-          out: Tensor | None = None) -> Tensor:
+def clamp(input: TensorBase, min: Any = None, max: Any = None, *,  # noqa: A002
+          out: TensorBase | None = None) -> TensorBase:
     """Limit each element to [min, max]; min and max may be numbers or tensors."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
+    if isinstance(min, TensorBase) or isinstance(max, TensorBase):
         result = input
         if min is not None:
             result = maximum(result, min)
         if max is not None:
             result = minimum(result, max)
-        return _write_out(result, out)
+        return write_out(result, out)
     if min is not None and max is not None and min > max:
         min = max            # PyTorch computes min(max(x, min), max): everything becomes max
     lo = -math.inf if min is None else min
@@ -608,18 +609,18 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *,  # noqa: A002
                 result = _raw.arith(result, min, S.MAXIMUM)
             if max is not None:
                 result = _raw.arith(result, max, S.MINIMUM)
-            return _write_out(result if result is not input else input.clone(), out)
-    return _write_out(Clamp.apply(input, float(lo), float(hi)), out)
+            return write_out(result if result is not input else input.clone(), out)
+    return write_out(Clamp.apply(input, float(lo), float(hi)), out)
 
 
 clip = clamp
 
 
-def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
+def clamp_min(input: TensorBase, min: Any) -> TensorBase:  # noqa: A002
     return clamp(input, min=min)
 
 
-def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
+def clamp_max(input: TensorBase, max: Any) -> TensorBase:  # noqa: A002
     return clamp(input, max=max)
 
 
@@ -627,7 +628,7 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
 # Public binary functions
 # ---------------------------------------------------------------------------
 def _check_operand(x: Any, name: str) -> None:
-    if not isinstance(x, (Tensor, int, float, bool)) and not _raw.is_number(x):
+    if not isinstance(x, (TensorBase, int, float, bool)) and not _raw.is_number(x):
         raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(x).__name__}")
 
@@ -641,19 +642,19 @@ def _untracked(a: Any, b: Any) -> bool:
     """
     if not grad_mode.STATE.grad_enabled:
         return True
-    return not (isinstance(a, Tensor) and a.requires_grad
-                or isinstance(b, Tensor) and b.requires_grad)
+    return not (isinstance(a, TensorBase) and a.requires_grad
+                or isinstance(b, TensorBase) and b.requires_grad)
 
 
-def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+def add(input: Any, other: Any, *, alpha: Any = 1, out: TensorBase | None = None) -> TensorBase:
     """``input + alpha * other`` with broadcasting and type promotion."""
     _check_operand(other, "add")
     _check_alpha(input, other, alpha)
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         input, other = other, input
     if alpha == 1 and out is None and _untracked(input, other):
         return _raw.arith(input, other, S.ADD)
-    return _write_out(Add.apply(input, other, alpha), out)
+    return write_out(Add.apply(input, other, alpha), out)
 
 
 def _check_alpha(input: Any, other: Any, alpha: Any) -> None:
@@ -662,57 +663,57 @@ def _check_alpha(input: Any, other: Any, alpha: Any) -> None:
                            "point number.")
 
 
-def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: TensorBase | None = None) -> TensorBase:
     _check_operand(other, "sub")
     _check_alpha(input, other, alpha)
     if _dtype_of(input) is bool_ and _dtype_of(other) is bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
-    if not isinstance(input, Tensor):
-        return _write_out(RSub.apply(input, other, alpha), out)
+    if not isinstance(input, TensorBase):
+        return write_out(RSub.apply(input, other, alpha), out)
     if alpha == 1 and out is None and _untracked(input, other):
         return _raw.arith(input, other, S.SUB)
-    return _write_out(Sub.apply(input, other, alpha), out)
+    return write_out(Sub.apply(input, other, alpha), out)
 
 
 subtract = sub
 
 
-def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+def mul(input: Any, other: Any, *, out: TensorBase | None = None) -> TensorBase:
     _check_operand(other, "mul")
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         input, other = other, input
     if out is None and _untracked(input, other):
         return _raw.arith(input, other, S.MUL)
-    return _write_out(Mul.apply(input, other), out)
+    return write_out(Mul.apply(input, other), out)
 
 
 multiply = mul
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None,
-        out: Tensor | None = None) -> Tensor:
+        out: TensorBase | None = None) -> TensorBase:
     """True division; ``rounding_mode='trunc'`` or ``'floor'`` rounds the quotient."""
     _check_operand(other, "div")
     if rounding_mode is None:
-        if not isinstance(input, Tensor) and isinstance(other, Tensor):
+        if not isinstance(input, TensorBase) and isinstance(other, TensorBase):
             # number / tensor is number * reciprocal(tensor), as PyTorch records it.
-            return _write_out(Mul.apply(Reciprocal.apply(other), input), out)
-        if (out is None and isinstance(input, Tensor) and _untracked(input, other)
+            return write_out(Mul.apply(Reciprocal.apply(other), input), out)
+        if (out is None and isinstance(input, TensorBase) and _untracked(input, other)
                 and (_dtype_of(input).is_floating_point or _dtype_of(other).is_floating_point)):
             return _raw.arith(input, other, S.DIV)
-        return _write_out(Div.apply(input, other), out)
+        return write_out(Div.apply(input, other), out)
     if rounding_mode == "floor":
-        return _write_out(floor_divide(input, other), out)
+        return write_out(floor_divide(input, other), out)
     if rounding_mode == "trunc":
         dt = result_type(input, other)
         if dt.is_floating_point:
-            return _write_out(Trunc.apply(Div.apply(input, other)), out)
+            return write_out(Trunc.apply(Div.apply(input, other)), out)
         _check_int_zero(other)
         q = floor_divide(input, other)
         r = _raw.arith(input, other, S.FMOD)
         fix = ((r != 0) & ((r < 0) != (_as_tensor_like(other, q) < 0)))
-        return _write_out(q + fix.to(q.dtype), out)
+        return write_out(q + fix.to(q.dtype), out)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                        f"found '{rounding_mode}'")
 
@@ -721,116 +722,116 @@ divide = div
 true_divide = div
 
 
-def _as_tensor_like(x: Any, like: Tensor) -> Tensor:
-    return x if isinstance(x, Tensor) else like.new_full((), x)
+def _as_tensor_like(x: Any, like: TensorBase) -> TensorBase:
+    return x if isinstance(x, TensorBase) else like.new_full((), x)
 
 
 def _check_int_zero(other: Any) -> None:
-    if isinstance(other, Tensor):
+    if isinstance(other, TensorBase):
         if not other.dtype.is_floating_point and bool((other == 0).any()):
             raise RuntimeError("ZeroDivisionError")
     elif not isinstance(other, float) and other == 0:
         raise RuntimeError("ZeroDivisionError")
 
 
-def floor_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+def floor_divide(input: Any, other: Any, *, out: TensorBase | None = None) -> TensorBase:
     dt = result_type(input, other)
     if not dt.is_floating_point:
         _check_int_zero(other)
     with grad_mode.no_grad():
         result = _raw.arith(input, other, S.FLOOR_DIVIDE)
-    return _write_out(result, out)
+    return write_out(result, out)
 
 
-def remainder(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+def remainder(input: Any, other: Any, *, out: TensorBase | None = None) -> TensorBase:
     if not result_type(input, other).is_floating_point:
         _check_int_zero(other)
-    if not isinstance(input, Tensor):
+    if not isinstance(input, TensorBase):
         input = _as_tensor_like(input, other)
-    return _write_out(Remainder.apply(input, other), out)
+    return write_out(Remainder.apply(input, other), out)
 
 
-def fmod(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
+def fmod(input: TensorBase, other: Any, *, out: TensorBase | None = None) -> TensorBase:
     if not result_type(input, other).is_floating_point:
         _check_int_zero(other)
-    return _write_out(Fmod.apply(input, other), out)
+    return write_out(Fmod.apply(input, other), out)
 
 
-def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A001
+def pow(input: Any, exponent: Any, *, out: TensorBase | None = None) -> TensorBase:  # noqa: A001
     """``input ** exponent``; either may be a number."""
-    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+    if not isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):
         raise TypeError("pow() needs at least one tensor argument")
-    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+    if isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):
         dt = result_type(input, exponent)
         if dt.is_floating_point:
             src = input if input.dtype is dt else input.to(dt)
             if exponent == 2:
-                return _write_out(Square.apply(src), out)
-            return _write_out(PowTensorScalar.apply(src, float(exponent)), out)
-        return _write_out(PowScalar.apply(input, exponent), out)
-    return _write_out(Pow.apply(input, exponent), out)
+                return write_out(Square.apply(src), out)
+            return write_out(PowTensorScalar.apply(src, float(exponent)), out)
+        return write_out(PowScalar.apply(input, exponent), out)
+    return write_out(Pow.apply(input, exponent), out)
 
 
-def float_power(input: Any, exponent: Any) -> Tensor:
+def float_power(input: Any, exponent: Any) -> TensorBase:
     from ..dtype import float64
-    a = input.to(float64) if isinstance(input, Tensor) else float(input)
-    b = exponent.to(float64) if isinstance(exponent, Tensor) else float(exponent)
+    a = input.to(float64) if isinstance(input, TensorBase) else float(input)
+    b = exponent.to(float64) if isinstance(exponent, TensorBase) else float(exponent)
     return pow(a, b)
 
 
-def maximum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _write_out(Maximum.apply(input, other), out)
+def maximum(input: TensorBase, other: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
+    return write_out(Maximum.apply(input, other), out)
 
 
-def minimum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _write_out(Minimum.apply(input, other), out)
+def minimum(input: TensorBase, other: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
+    return write_out(Minimum.apply(input, other), out)
 
 
-def fmax(input: Tensor, other: Tensor) -> Tensor:
+def fmax(input: TensorBase, other: TensorBase) -> TensorBase:
     return Fmax.apply(input, other)
 
 
-def fmin(input: Tensor, other: Tensor) -> Tensor:
+def fmin(input: TensorBase, other: TensorBase) -> TensorBase:
     return Fmin.apply(input, other)
 
 
-def atan2(input: Tensor, other: Any) -> Tensor:
+def atan2(input: TensorBase, other: Any) -> TensorBase:
     return Atan2.apply(input, other)
 
 
 arctan2 = atan2
 
 
-def hypot(input: Tensor, other: Any) -> Tensor:
+def hypot(input: TensorBase, other: Any) -> TensorBase:
     return Hypot.apply(input, other)
 
 
-def copysign(input: Any, other: Any) -> Tensor:
-    if not isinstance(input, Tensor):
+def copysign(input: Any, other: Any) -> TensorBase:
+    if not isinstance(input, TensorBase):
         input = _as_tensor_like(input, other)
     return Copysign.apply(input, other)
 
 
-def xlogy(input: Any, other: Any) -> Tensor:
-    if not isinstance(input, Tensor):
+def xlogy(input: Any, other: Any) -> TensorBase:
+    if not isinstance(input, TensorBase):
         input = _as_tensor_like(input, other)
     return Xlogy.apply(input, other)
 
 
-def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+def lerp(input: TensorBase, end: TensorBase, weight: Any) -> TensorBase:
     return input + weight * (end - input)
 
 
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+def addcmul(input: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, value: Any = 1) -> TensorBase:
     return input + value * tensor1 * tensor2
 
 
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+def addcdiv(input: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, value: Any = 1) -> TensorBase:
     return input + value * tensor1 / tensor2
 
 
-def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
-               neginf: float | None = None) -> Tensor:
+def nan_to_num(input: TensorBase, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> TensorBase:
     import numpy as np
     if not input.dtype.is_floating_point:
         return input.clone()
@@ -845,11 +846,11 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
 # Comparisons and logic (never differentiable)
 # ---------------------------------------------------------------------------
 def _comparison(op: int, name: str) -> Callable:
-    def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
-        if not isinstance(other, Tensor) and not _raw.is_number(other):
+    def fn(input: Any, other: Any, *, out: TensorBase | None = None) -> TensorBase:
+        if not isinstance(other, TensorBase) and not _raw.is_number(other):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                             f"{type(other).__name__}")
-        return _write_out(_raw.compare(input, other, op), out)
+        return write_out(_raw.compare(input, other, op), out)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}``: a bool tensor."
     return fn
@@ -867,14 +868,14 @@ logical_xor = _comparison(S.LOGICAL_XOR, "logical_xor")
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
-def logical_not(input: Tensor) -> Tensor:
+def logical_not(input: TensorBase) -> TensorBase:
     return _raw.compare(input, 0, S.EQ)
 
 
 def _bitwise(op: int, name: str) -> Callable:
-    def fn(input: Any, other: Any) -> Tensor:
+    def fn(input: Any, other: Any) -> TensorBase:
         for x in (input, other):
-            if isinstance(x, Tensor) and x.dtype.is_floating_point:
+            if isinstance(x, TensorBase) and x.dtype.is_floating_point:
                 raise _not_implemented(x, f"{name}_cpu")
         return _raw.arith(input, other, op)
     fn.__name__ = name
@@ -886,7 +887,7 @@ bitwise_or = _bitwise(S.BITWISE_OR, "bitwise_or")
 bitwise_xor = _bitwise(S.BITWISE_XOR, "bitwise_xor")
 
 
-def bitwise_not(input: Tensor) -> Tensor:
+def bitwise_not(input: TensorBase) -> TensorBase:
     if input.dtype.is_floating_point:
         raise _not_implemented(input, "bitwise_not_cpu")
     if input.dtype is bool_:
@@ -894,31 +895,31 @@ def bitwise_not(input: Tensor) -> Tensor:
     return _raw.unary(input, S.BITWISE_NOT, integer=True)
 
 
-def isnan(input: Tensor) -> Tensor:
+def isnan(input: TensorBase) -> TensorBase:
     """NaN is the only value not equal to itself."""
     return _raw.compare(input, input, S.NE)
 
 
-def isinf(input: Tensor) -> Tensor:
+def isinf(input: TensorBase) -> TensorBase:
     if not input.dtype.is_floating_point:
         return _raw.compare(input, input, S.NE)
     return _raw.unary(input, S.IS_INF, bool_)
 
 
-def isfinite(input: Tensor) -> Tensor:
+def isfinite(input: TensorBase) -> TensorBase:
     if not input.dtype.is_floating_point:
         return _raw.compare(input, input, S.EQ)
     return _raw.unary(input, S.IS_FINITE, bool_)
 
 
-def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-            equal_nan: bool = False) -> Tensor:
+def isclose(input: TensorBase, other: TensorBase, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> TensorBase:
     """``|input - other| <= atol + rtol * |other|`` elementwise (a bool tensor).
 
     Equal values are always close (so are infinities of the same sign); NaN is
     close to NaN only with ``equal_nan``.  Both tensors must have one dtype.
     """
-    if isinstance(other, Tensor) and input.dtype is not other.dtype:
+    if isinstance(other, TensorBase) and input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype._legacy} did not match {other.dtype._legacy}")
     if rtol < 0 or atol < 0:
         raise RuntimeError(f"{'rtol' if rtol < 0 else 'atol'} must be greater than or equal to "
@@ -929,21 +930,21 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
             close = logical_or(close, logical_and(isnan(input), isnan(other)))
         if input.dtype is not bool_ and (rtol or atol):
             x = input if input.dtype.is_floating_point else input.to(get_default_dtype())
-            y = other if not isinstance(other, Tensor) or other.dtype.is_floating_point \
+            y = other if not isinstance(other, TensorBase) or other.dtype.is_floating_point \
                 else other.to(get_default_dtype())
             error = sub(x, y).abs()
-            allowed = add(mul(abs(y) if isinstance(y, Tensor) else builtins.abs(y), rtol), atol)
+            allowed = add(mul(abs(y) if isinstance(y, TensorBase) else builtins.abs(y), rtol), atol)
             close = logical_or(close, logical_and(isfinite(error), le(error, allowed)))
     return close
 
 
-def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+def allclose(input: TensorBase, other: TensorBase, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """True if every element is close (see :func:`isclose`); a Python bool."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
-def equal(input: Tensor, other: Tensor) -> bool:
+def equal(input: TensorBase, other: TensorBase) -> bool:
     """True if both have the same shape and equal elements (NaN is never equal)."""
     _raw.check_same_device(input, other)
     if input._shape != other._shape:
@@ -961,7 +962,7 @@ class Where(Function):
     _number_edges = (1, 2)
 
     @staticmethod
-    def forward(ctx: Any, cond: Tensor, a: Any, b: Any) -> Tensor:
+    def forward(ctx: Any, cond: TensorBase, a: Any, b: Any) -> TensorBase:
         ctx.save_for_backward(cond)
         ctx.a, ctx.b = _meta(a), _meta(b)
         # Not b + c * (a - b): that would turn inf and nan in the unused branch
@@ -977,7 +978,7 @@ class Where(Function):
         return _raw.cast(out, dt)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (cond,) = ctx.saved_tensors
         ga = _reduce_grad(where(cond, g, 0.0), ctx.a) if ctx.needs_input_grad[1] else None
         gb = _reduce_grad(where(cond, 0.0, g), ctx.b) if ctx.needs_input_grad[2] else None
@@ -988,8 +989,8 @@ def _broadcast3(*xs: Any) -> tuple:
     return broadcast_shapes(*[_raw.shape_of(x) for x in xs])
 
 
-def where(condition: Tensor, input: Any = None, other: Any = None, *,
-          out: Tensor | None = None) -> Any:
+def where(condition: TensorBase, input: Any = None, other: Any = None, *,
+          out: TensorBase | None = None) -> Any:
     """Elementwise select: ``input`` where ``condition`` is true, else ``other``."""
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
@@ -998,13 +999,13 @@ def where(condition: Tensor, input: Any = None, other: Any = None, *,
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                                f"tensor with dtype {condition.dtype._legacy}")
     _raw.check_same_device(condition, input, other)
-    return _write_out(Where.apply(condition, input, other), out)
+    return write_out(Where.apply(condition, input, other), out)
 
 
 # ---------------------------------------------------------------------------
 # In-place ops
 # ---------------------------------------------------------------------------
-def inplace(x: Tensor, compute: Callable[[Tensor], Tensor], name: str = "") -> Tensor:
+def inplace(x: TensorBase, compute: Callable[[TensorBase], TensorBase], name: str = "") -> TensorBase:
     """Run ``compute(x)`` and store the result in ``x`` itself.
 
     Without autograd the result is written straight into ``x``.  With
@@ -1054,15 +1055,15 @@ class _Overwrite(Function):
     _backward_name = "CopyBackwards"
 
     @staticmethod
-    def forward(ctx: Any, old: Tensor, new: Tensor) -> Tensor:
+    def forward(ctx: Any, old: TensorBase, new: TensorBase) -> TensorBase:
         return new
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return None, None
 
 
-def _snapshot_saved_inputs(result: Tensor, x: Tensor, first_new_node: int) -> None:
+def _snapshot_saved_inputs(result: TensorBase, x: TensorBase, first_new_node: int) -> None:
     """Let the nodes just recorded for an in-place op keep the *old* value of ``x``.
 
     ``x.log_()`` records a LogBackward0 node that saved ``x``; writing the
@@ -1088,8 +1089,98 @@ def _snapshot_saved_inputs(result: Tensor, x: Tensor, first_new_node: int) -> No
         stack.extend(n for n, _ in node.next_functions)
 
 
-def _frozen_copy(t: Tensor) -> Tensor:
+def _frozen_copy(t: TensorBase) -> TensorBase:
     out = _raw.empty(t._shape, t.dtype, t.device)
     t._backend.copy(t._operand(), out._operand())
     out.grad_fn, out._output_nr, out._requires_grad = t.grad_fn, t._output_nr, t._requires_grad
     return out
+
+
+# ---------------------------------------------------------------------------
+# The public forms of this module's ops (see ops/registry.py):
+# minitorch.<name>, Tensor.<name> and, with inplace=True, Tensor.<name>_
+# ---------------------------------------------------------------------------
+declare(abs, "abs", "absolute", inplace=True)
+declare(allclose)
+declare(equal)
+declare(isclose)
+declare(acos, inplace=True)
+declare(acos, "arccos")
+declare(acosh)
+declare(add, inplace=True)
+declare(addcdiv, inplace=True)
+declare(addcmul, inplace=True)
+declare(asin, inplace=True)
+declare(asin, "arcsin")
+declare(atan, inplace=True)
+declare(atan, "arctan")
+declare(atan2, inplace=True)
+declare(atan2, "arctan2")
+declare(asinh)
+declare(atanh)
+declare(bitwise_and, inplace=True)
+declare(bitwise_not)
+declare(bitwise_or, inplace=True)
+declare(bitwise_xor, inplace=True)
+declare(ceil, inplace=True)
+declare(clamp, "clamp", "clip", inplace=True)
+declare(clamp_max, inplace=True)
+declare(clamp_min, inplace=True)
+declare(copysign, inplace=True)
+declare(cos, inplace=True)
+declare(cosh, inplace=True)
+declare(div, "div", "divide", "true_divide", inplace=True)
+declare(eq)
+declare(erf, inplace=True)
+declare(erfc)
+declare(exp, inplace=True)
+declare(expm1, inplace=True)
+declare(trunc, inplace=True)
+declare(trunc, "fix", method=False)
+declare(float_power)
+declare(floor, inplace=True)
+declare(floor_divide, inplace=True)
+declare(fmax)
+declare(fmin)
+declare(fmod, inplace=True)
+declare(frac, inplace=True)
+declare(ge, "ge", "greater_equal")
+declare(gt, "gt", "greater")
+declare(hypot, inplace=True)
+declare(isfinite)
+declare(isinf)
+declare(isnan)
+declare(le, "le", "less_equal")
+declare(lerp, inplace=True)
+declare(lt, "lt", "less")
+declare(log, inplace=True)
+declare(log10, inplace=True)
+declare(log1p, inplace=True)
+declare(log2, inplace=True)
+declare(logical_and)
+declare(logical_not, inplace=True)
+declare(logical_or)
+declare(logical_xor)
+declare(maximum, inplace=True)
+declare(minimum, inplace=True)
+declare(mul, "mul", "multiply", inplace=True)
+declare(nan_to_num, inplace=True)
+declare(ne, "ne", "not_equal")
+declare(neg, "neg", "negative", inplace=True)
+declare(pow, inplace=True)
+declare(reciprocal, inplace=True)
+declare(relu, inplace=True)
+declare(remainder, inplace=True)
+declare(round, inplace=True)
+declare(rsqrt, inplace=True)
+declare(sigmoid, inplace=True)
+declare(sign, inplace=True)
+declare(sin, inplace=True)
+declare(sinh, inplace=True)
+declare(sqrt, inplace=True)
+declare(square, inplace=True)
+declare(sub, "sub", "subtract", inplace=True)
+declare(tan, inplace=True)
+declare(tanh, inplace=True)
+declare(where, method=False)
+declare(xlogy, inplace=True)

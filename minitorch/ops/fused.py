@@ -12,21 +12,21 @@ from __future__ import annotations
 from typing import Any
 
 from ..dtype import float32
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from . import _raw
 
 __all__ = ["fused_update"]
 
 
-def _direct(t: Tensor, dt: Any) -> bool:
+def _direct(t: TensorBase, dt: Any) -> bool:
     return t.is_contiguous() and t.dtype is dt and dt.name in ("float32", "float64")
 
 
-def _flat(t: Tensor):
+def _flat(t: TensorBase):
     return t._storage._data[t._offset:t._offset + t.numel()]
 
 
-def fused_update(kind: str, param: Tensor, grad: Tensor, state: list, *hyper: Any) -> None:
+def fused_update(kind: str, param: TensorBase, grad: TensorBase, state: list, *hyper: Any) -> None:
     """Run optimizer kernel ``kind`` over ``param`` and its ``state`` in place.
 
     ``state`` entries may be ``None`` for buffers the chosen settings do not

@@ -44,9 +44,12 @@ from ..autograd.function import Function
 from ..backends import Operand
 from ..dtype import bool_, dtype as dtype_cls, int32, int64
 from ..layout import broadcast_shapes, contiguous_strides, normalize_dim, numel
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from . import _raw
+from .creation import full_like, tensor
+from .elementwise import inplace, write_out
 from .views import _copy, strided_view, sum_to_shape
+from .registry import declare
 
 __all__ = ["getitem", "setitem", "basic_index_layout", "copy_like", "gather", "scatter",
            "scatter_add", "index_select", "index_add", "index_copy", "index_fill",
@@ -57,7 +60,7 @@ __all__ = ["getitem", "setitem", "basic_index_layout", "copy_like", "gather", "s
 def _is_basic(key: tuple) -> bool:
     return all(k is None or k is Ellipsis or isinstance(k, slice) or
                (isinstance(k, int) and not isinstance(k, bool)) or
-               (hasattr(k, "__index__") and not isinstance(k, (Tensor, bool, list, np.bool_))
+               (hasattr(k, "__index__") and not isinstance(k, (TensorBase, bool, list, np.bool_))
                 and not (isinstance(k, np.ndarray) and k.ndim > 0))
                for k in key)
 
@@ -127,7 +130,7 @@ def _view_name(key: tuple) -> str:
     return "SelectBackward0"
 
 
-def getitem(self: Tensor, key: Any) -> Tensor:
+def getitem(self: TensorBase, key: Any) -> TensorBase:
     """``self[key]``: a view for basic indices."""
     raw_key, key = key, _normalize_key(key)
     if not _is_basic(key):
@@ -145,30 +148,27 @@ def getitem(self: Tensor, key: Any) -> Tensor:
     return strided_view(self, fn, _view_name(full))
 
 
-def copy_like(src: Any, like: Tensor) -> Tensor:
+def copy_like(src: Any, like: TensorBase) -> TensorBase:
     """``src`` broadcast to ``like``'s shape and converted to its dtype (differentiably)."""
-    if isinstance(src, Tensor):
+    if isinstance(src, TensorBase):
         out = src.to(like.dtype) if src.dtype is not like.dtype else src
         out = out.expand(like._shape) if out._shape != like._shape else out
         # A plain expand would alias src; inplace() copies the values out anyway.
         return out + like * 0 if like.requires_grad and not out.requires_grad else out
-    from .creation import full_like
     return full_like(like, src)
 
 
-def setitem(self: Tensor, key: Any, value: Any) -> None:
+def setitem(self: TensorBase, key: Any, value: Any) -> None:
     """``self[key] = value``: write ``value`` (broadcast) into the selected elements."""
-    from .elementwise import inplace
     raw_key, key = key, _normalize_key(key)
     if not _is_basic(key):
         from . import advanced_indexing
         advanced_indexing.setitem(self, raw_key, value)
         return
-    if not isinstance(value, Tensor) and not _raw.is_number(value):
-        from .creation import tensor
+    if not isinstance(value, TensorBase) and not _raw.is_number(value):
         value = tensor(value, dtype=self.dtype, device=self.device)
     target = getitem(self, key)
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         from ..layout import broadcast_shapes
         # PyTorch drops leading size-1 dims of the value first: b[0] = ones(1, 3).
         while value.dim() > target.dim() and value._shape[0] == 1:
@@ -180,37 +180,62 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     inplace(target, lambda x: copy_like(value, x))
 
 
+def fill_(self: TensorBase, value: Any) -> TensorBase:
+    """Write ``value`` (a number or a 0-d tensor) into every element of ``self``."""
+    if isinstance(value, TensorBase):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.dim()} dimensions.")
+        return inplace(self, lambda x: value.expand(x._shape).to(x.dtype) + x * 0)
+    return inplace(self, lambda x: full_like(x, value))
+
+
+def zero_(self: TensorBase) -> TensorBase:
+    """Write zeros into every element of ``self``."""
+    return fill_(self, 0)
+
+
+def copy_(self: TensorBase, src: TensorBase, non_blocking: bool = False) -> TensorBase:
+    """Copy ``src``'s values into ``self`` (broadcasting, casting, differentiable)."""
+    if not isinstance(src, TensorBase):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(src).__name__}")
+    if src._shape != self._shape:
+        src.expand(self._shape)          # raises PyTorch's error if src does not broadcast
+    return inplace(self, lambda x: copy_like(src, x))
+
+
 # ===========================================================================
 # The named index ops
 # ===========================================================================
 # ---------------------------------------------------------------------------
 # Raw helpers: headers, copies and index tensors (no autograd)
 # ---------------------------------------------------------------------------
-def _header(t: Tensor, shape: tuple, strides: tuple | None = None) -> Tensor:
+def _header(t: TensorBase, shape: tuple, strides: tuple | None = None) -> TensorBase:
     """A new header over ``t``'s storage (no history); contiguous strides by default."""
-    return Tensor._make(t._storage, tuple(shape),
+    return TensorBase._make(t._storage, tuple(shape),
                         contiguous_strides(shape) if strides is None else tuple(strides),
                         t._offset, t.dtype)
 
 
-def _at_least_1d(t: Tensor) -> Tensor:
+def _at_least_1d(t: TensorBase) -> TensorBase:
     """A 0-d tensor seen as shape (1,); PyTorch's index ops treat them alike."""
     return _header(t, (1,), (1,)) if t.dim() == 0 else t
 
 
-def _flat(t: Tensor):
+def _flat(t: TensorBase):
     """The buffer slice holding a contiguous tensor's elements."""
     return t._storage._data[t._offset: t._offset + t.numel()]
 
 
-def _fresh(shape: tuple, dt: dtype_cls, device: Any, fill: Any = None) -> Tensor:
+def _fresh(shape: tuple, dt: dtype_cls, device: Any, fill: Any = None) -> TensorBase:
     out = _raw.empty(tuple(shape), dt, device)
     if fill is not None and out.numel():
         out._backend.fill(out._operand(), fill)
     return out
 
 
-def _zeros_like_grad(g: Tensor, shape: tuple) -> Tensor:
+def _zeros_like_grad(g: TensorBase, shape: tuple) -> TensorBase:
     """Differentiable-friendly zeros (a plain new tensor) with ``g``'s dtype and device."""
     return _fresh(shape, g.dtype, g.device, 0)
 
@@ -219,7 +244,7 @@ def _type_name(dt: dtype_cls) -> str:
     return dt._legacy
 
 
-def as_index(index: Tensor) -> Tensor:
+def as_index(index: TensorBase) -> TensorBase:
     """``index`` as a contiguous int64 tensor: every kernel sees one index dtype.
 
     (One dtype means one compiled kernel per data dtype, not two.)
@@ -229,14 +254,14 @@ def as_index(index: Tensor) -> Tensor:
     return _raw.contiguous(index)
 
 
-def index_range(index: Tensor) -> tuple | None:
+def index_range(index: TensorBase) -> tuple | None:
     """``(min, max)`` of a contiguous int64 tensor, or ``None`` if it is empty."""
     if index.numel() == 0:
         return None
     return index._backend.index_bounds(_flat(index))
 
 
-def check_index(index: Tensor, size: int, error: Callable[[int], Exception], *,
+def check_index(index: TensorBase, size: int, error: Callable[[int], Exception], *,
                 negative: bool = False) -> bool:
     """Raise ``error(bad_value)`` unless every index lies in ``[0, size)``.
 
@@ -256,21 +281,21 @@ def check_index(index: Tensor, size: int, error: Callable[[int], Exception], *,
     return lo < 0
 
 
-def wrap_index(index: Tensor, size: int) -> Tensor:
+def wrap_index(index: TensorBase, size: int) -> TensorBase:
     """A copy of a (checked) int64 index with negative entries replaced by ``i + size``."""
     out = _fresh(index._shape, int64, index.device, 0)
     out._backend.add_index_offsets(_flat(out), _flat(index), size, 1)
     return out
 
 
-def _check_dtype(index: Tensor, allowed: tuple, error: Callable[[], Exception]) -> None:
-    if not isinstance(index, Tensor):
+def _check_dtype(index: TensorBase, allowed: tuple, error: Callable[[], Exception]) -> None:
+    if not isinstance(index, TensorBase):
         raise TypeError(f"expected Tensor as index, but got {type(index).__name__}")
     if index.dtype not in allowed:
         raise error()
 
 
-def _check_writable(t: Tensor) -> None:
+def _check_writable(t: TensorBase) -> None:
     """In-place writes need one memory location per element (no expanded dims)."""
     if any(st == 0 and n > 1 for n, st in zip(t._shape, t._stride)):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
@@ -278,16 +303,16 @@ def _check_writable(t: Tensor) -> None:
                            "tensor before performing the operation.")
 
 
-def _unaliased(src: Any, target: Tensor) -> Any:
+def _unaliased(src: Any, target: TensorBase) -> Any:
     """``src``, copied if it shares memory with ``target``: a kernel must not read what it
     writes."""
-    if isinstance(src, Tensor) and src._storage is target._storage:
+    if isinstance(src, TensorBase) and src._storage is target._storage:
         return _copy(src)
     return src
 
 
-def _index_inplace(self: Tensor, others: tuple, functional: Callable[[Tensor], Tensor],
-                   write: Callable[[Tensor], None]) -> Tensor:
+def _index_inplace(self: TensorBase, others: tuple, functional: Callable[[TensorBase], TensorBase],
+                   write: Callable[[TensorBase], None]) -> TensorBase:
     """Run an in-place index op such as ``scatter_``.
 
     When autograd records (``self`` or another input requires grad), the op
@@ -295,10 +320,9 @@ def _index_inplace(self: Tensor, others: tuple, functional: Callable[[Tensor], T
     result into ``self`` and rebases its history, as for ``add_``.
     Otherwise ``write(self)`` runs the kernel straight into ``self``'s memory.
     """
-    from .elementwise import inplace
     _check_writable(self)
     if grad_mode.STATE.grad_enabled and (self.requires_grad or any(
-            isinstance(o, Tensor) and o.requires_grad for o in others)):
+            isinstance(o, TensorBase) and o.requires_grad for o in others)):
         return inplace(self, functional)
     write(self)
     self._bump_version()
@@ -308,7 +332,7 @@ def _index_inplace(self: Tensor, others: tuple, functional: Callable[[Tensor], T
 # ---------------------------------------------------------------------------
 # gather / scatter / scatter_add
 # ---------------------------------------------------------------------------
-def _gather_raw(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def _gather_raw(x: TensorBase, dim: int, index: TensorBase) -> TensorBase:
     """``out[p] = x[p with coordinate dim replaced by index[p]]`` (index checked, int64)."""
     out = _raw.empty(index._shape, x.dtype, x.device)
     x1, i1, o1 = _at_least_1d(x), _at_least_1d(index), _at_least_1d(out)
@@ -316,11 +340,11 @@ def _gather_raw(x: Tensor, dim: int, index: Tensor) -> Tensor:
     return out
 
 
-def _scatter_into(target: Tensor, dim: int, index: Tensor, src: Any, op: str) -> None:
+def _scatter_into(target: TensorBase, dim: int, index: TensorBase, src: Any, op: str) -> None:
     """``target[.. index[p] ..] (op)= src[p]`` in place; ``src`` a tensor or a number."""
     t1, i1 = _at_least_1d(target), _at_least_1d(index)
     backend = target._backend
-    if isinstance(src, Tensor):
+    if isinstance(src, TensorBase):
         s1 = _at_least_1d(src)
         src_op = Operand(s1._storage._data, i1._shape, s1._stride, s1._offset)
     else:
@@ -328,13 +352,13 @@ def _scatter_into(target: Tensor, dim: int, index: Tensor, src: Any, op: str) ->
     backend.scatter(op, t1._operand(), dim, i1._operand(), src_op)
 
 
-def _scatter_raw(x: Tensor, dim: int, index: Tensor, src: Any, op: str) -> Tensor:
+def _scatter_raw(x: TensorBase, dim: int, index: TensorBase, src: Any, op: str) -> TensorBase:
     out = _copy(x)
     _scatter_into(out, dim, index, src, op)
     return out
 
 
-def _check_gather_shapes(x: Tensor, dim: int, index: Tensor) -> None:
+def _check_gather_shapes(x: TensorBase, dim: int, index: TensorBase) -> None:
     if index.numel() == 0:       # nothing is read: PyTorch checks no shapes
         return
     if max(index.dim(), 1) != max(x.dim(), 1):
@@ -347,13 +371,13 @@ def _check_gather_shapes(x: Tensor, dim: int, index: Tensor) -> None:
                                f"{list(x._shape)} apart from dimension {dim}")
 
 
-def _check_scatter_shapes(x: Tensor, dim: int, index: Tensor, src: Any) -> None:
+def _check_scatter_shapes(x: TensorBase, dim: int, index: TensorBase, src: Any) -> None:
     if index.numel() == 0:       # nothing is written: PyTorch checks no shapes
         return
     if max(index.dim(), 1) != max(x.dim(), 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self "
                            "tensor")
-    is_tensor = isinstance(src, Tensor)
+    is_tensor = isinstance(src, TensorBase)
     if is_tensor and max(src.dim(), 1) != max(x.dim(), 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as src "
                            "tensor")
@@ -370,11 +394,11 @@ def _check_scatter_shapes(x: Tensor, dim: int, index: Tensor, src: Any) -> None:
             raise RuntimeError(msg)
 
 
-def _dim_size(x: Tensor, dim: int) -> int:
+def _dim_size(x: TensorBase, dim: int) -> int:
     return x._shape[dim] if x.dim() else 1
 
 
-def _prepare_gather_index(name: str, x: Tensor, dim: int, index: Tensor) -> Tensor:
+def _prepare_gather_index(name: str, x: TensorBase, dim: int, index: TensorBase) -> TensorBase:
     """Dtype, shape and bounds checks shared by gather and the scatters."""
     _raw.check_same_device(x, index)
     _check_dtype(index, (int64, int32), lambda: RuntimeError(
@@ -386,7 +410,7 @@ def _prepare_gather_index(name: str, x: Tensor, dim: int, index: Tensor) -> Tens
     return index
 
 
-def _pad_to(g: Tensor, shape: tuple) -> Tensor:
+def _pad_to(g: TensorBase, shape: tuple) -> TensorBase:
     """``g`` placed in the leading corner of zeros of ``shape`` (differentiable)."""
     if g._shape == tuple(shape):
         return g
@@ -399,21 +423,21 @@ class Gather(Function):
     _backward_name = "GatherBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase) -> TensorBase:
         ctx.dim, ctx.shape = dim, x._shape
         ctx.save_for_backward(index)
         return _gather_raw(x, dim, index)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         # Each output element was read from one input position: send its
         # gradient back there, adding where several outputs read one input.
         return scatter_add(_zeros_like_grad(g, ctx.shape), ctx.dim, index, g), None, None
 
 
-def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
-           out: Tensor | None = None) -> Tensor:
+def gather(input: TensorBase, dim: int, index: TensorBase, *, sparse_grad: bool = False,
+           out: TensorBase | None = None) -> TensorBase:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims).
 
     ``index`` has as many dims as ``input`` and is no larger than it except
@@ -423,27 +447,20 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     idx = _prepare_gather_index("gather", input, d, index)
     _check_gather_shapes(input, d, idx)
     result = Gather.apply(input, d, idx)
-    return _write_out(result, out)
-
-
-def _write_out(result: Tensor, out: Tensor | None) -> Tensor:
-    if out is None:
-        return result
-    from .elementwise import _write_out as write
-    return write(result, out)
+    return write_out(result, out)
 
 
 class Scatter(Function):
     _backward_name = "ScatterBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase, src: TensorBase) -> TensorBase:
         ctx.dim, ctx.src_shape = dim, src._shape
         ctx.save_for_backward(index)
         return _scatter_raw(x, dim, index, src, "set")
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         gx = scatter(g, ctx.dim, index, 0.0) if ctx.needs_input_grad[0] else None
         gs = _pad_to(gather(g, ctx.dim, index), ctx.src_shape) if ctx.needs_input_grad[3] \
@@ -455,13 +472,13 @@ class ScatterValue(Function):
     _backward_name = "ScatterBackward1"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase, value: Any) -> TensorBase:
         ctx.dim = dim
         ctx.save_for_backward(index)
         return _scatter_raw(x, dim, index, value, "set")
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         return scatter(g, ctx.dim, index, 0.0), None, None, None
 
@@ -472,11 +489,11 @@ class ScatterReduce(Function):
     _backward_name = "torch::autograd::NotImplemented"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor, src: Any, op: str) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase, src: Any, op: str) -> TensorBase:
         return _scatter_raw(x, dim, index, src, op)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         raise RuntimeError("the derivative for 'scatter' with the reduce argument is not "
                            "implemented")
 
@@ -485,13 +502,13 @@ class ScatterAdd(Function):
     _backward_name = "ScatterAddBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase, src: TensorBase) -> TensorBase:
         ctx.dim, ctx.src_shape = dim, src._shape
         ctx.save_for_backward(index)
         return _scatter_raw(x, dim, index, src, "add")
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         gs = _pad_to(gather(g, ctx.dim, index), ctx.src_shape) if ctx.needs_input_grad[3] \
             else None
@@ -501,7 +518,7 @@ class ScatterAdd(Function):
 _REDUCE = {"add": "add", "multiply": "multiply"}
 
 
-def _scatter_args(name: str, input: Tensor, dim: int, index: Tensor, src: Any, value: Any,
+def _scatter_args(name: str, input: TensorBase, dim: int, index: TensorBase, src: Any, value: Any,
                   reduce: str | None) -> tuple:
     if src is None:
         src = value
@@ -510,7 +527,7 @@ def _scatter_args(name: str, input: Tensor, dim: int, index: Tensor, src: Any, v
     d = normalize_dim(dim, input.dim())
     idx = _prepare_gather_index(name, input, d, index)
     _raw.check_same_device(input, src)
-    if isinstance(src, Tensor):
+    if isinstance(src, TensorBase):
         if src.dtype is not input.dtype:
             raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
     elif not _raw.is_number(src):
@@ -520,7 +537,7 @@ def _scatter_args(name: str, input: Tensor, dim: int, index: Tensor, src: Any, v
     if reduce is not None:
         if reduce not in _REDUCE:
             raise RuntimeError("reduce argument must be either add or multiply.")
-        if isinstance(src, Tensor):
+        if isinstance(src, TensorBase):
             warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
                           "and will be removed in a future PyTorch release. Use "
                           "torch.scatter_reduce instead for more reduction options.",
@@ -528,16 +545,16 @@ def _scatter_args(name: str, input: Tensor, dim: int, index: Tensor, src: Any, v
     return d, idx, src
 
 
-def _scatter_apply(input: Tensor, d: int, idx: Tensor, src: Any, reduce: str | None) -> Tensor:
+def _scatter_apply(input: TensorBase, d: int, idx: TensorBase, src: Any, reduce: str | None) -> TensorBase:
     if reduce is not None:
         return ScatterReduce.apply(input, d, idx, src, _REDUCE[reduce])
-    if isinstance(src, Tensor):
+    if isinstance(src, TensorBase):
         return Scatter.apply(input, d, idx, src)
     return ScatterValue.apply(input, d, idx, src)
 
 
-def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,
-            reduce: str | None = None) -> Tensor:
+def scatter(input: TensorBase, dim: int, index: TensorBase, src: Any = None, value: Any = None, *,
+            reduce: str | None = None) -> TensorBase:
     """A copy of ``input`` with ``src[p]`` (or ``value``) written at ``index[p]`` along ``dim``.
 
     For ``dim=0``: ``out[index[i][j]][j] = src[i][j]``.  The inverse of
@@ -549,31 +566,31 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, value: Any 
     return _scatter_apply(input, d, idx, src, reduce)
 
 
-def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,
-             reduce: str | None = None) -> Tensor:
+def scatter_(self: TensorBase, dim: int, index: TensorBase, src: Any = None, value: Any = None, *,
+             reduce: str | None = None) -> TensorBase:
     """In-place :func:`scatter`."""
     d, idx, src = _scatter_args("scatter", self, dim, index, src, value, reduce)
 
-    def write(t: Tensor) -> None:
+    def write(t: TensorBase) -> None:
         _scatter_into(t, d, idx, _unaliased(src, t), _REDUCE.get(reduce, "set"))
     return _index_inplace(self, (src,), lambda t: _scatter_apply(t, d, idx, src, reduce), write)
 
 
-def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add(input: TensorBase, dim: int, index: TensorBase, src: TensorBase) -> TensorBase:
     """A copy of ``input`` with ``src[p]`` *added* at ``index[p]`` along ``dim``.
 
     Repeated indices accumulate.  This is the backward of :func:`gather`.
     """
-    if not isinstance(src, Tensor):
+    if not isinstance(src, TensorBase):
         raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not "
                         f"{type(src).__name__}")
     d, idx, src = _scatter_args("scatter_add", input, dim, index, src, None, None)
     return ScatterAdd.apply(input, d, idx, src)
 
 
-def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add_(self: TensorBase, dim: int, index: TensorBase, src: TensorBase) -> TensorBase:
     """In-place :func:`scatter_add`."""
-    if not isinstance(src, Tensor):
+    if not isinstance(src, TensorBase):
         raise TypeError(f"scatter_add_(): argument 'src' (position 3) must be Tensor, not "
                         f"{type(src).__name__}")
     d, idx, src = _scatter_args("scatter_add", self, dim, index, src, None, None)
@@ -585,7 +602,7 @@ def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------
 # index_select / index_add / index_copy / index_fill
 # ---------------------------------------------------------------------------
-def _index_select_raw(x: Tensor, dim: int, index: Tensor) -> Tensor:
+def _index_select_raw(x: TensorBase, dim: int, index: TensorBase) -> TensorBase:
     """Rows (slices along ``dim``) of ``x`` picked by the 1-D checked int64 ``index``."""
     x1 = _at_least_1d(x)
     shape = x1._shape[:dim] + (index.numel(),) + x1._shape[dim + 1:]
@@ -594,12 +611,12 @@ def _index_select_raw(x: Tensor, dim: int, index: Tensor) -> Tensor:
     return out
 
 
-def _index_reduce_into(target: Tensor, dim: int, index: Tensor, src: Any, op: str) -> None:
+def _index_reduce_into(target: TensorBase, dim: int, index: TensorBase, src: Any, op: str) -> None:
     """``target[.., index[k], ..] (op)= src[.., k, ..]`` in place (``src`` tensor or number)."""
     t1 = _at_least_1d(target)
     shape = t1._shape[:dim] + (index.numel(),) + t1._shape[dim + 1:]
     backend = target._backend
-    if isinstance(src, Tensor):
+    if isinstance(src, TensorBase):
         src_op = _raw.broadcast_operand(src, shape) if src.dim() else \
             Operand(src._storage._data, shape, (0,) * len(shape), src._offset)
     else:
@@ -607,13 +624,13 @@ def _index_reduce_into(target: Tensor, dim: int, index: Tensor, src: Any, op: st
     backend.index_reduce(op, t1._operand(), dim, _flat(index), src_op)
 
 
-def _index_reduce_raw(x: Tensor, dim: int, index: Tensor, src: Any, op: str) -> Tensor:
+def _index_reduce_raw(x: TensorBase, dim: int, index: TensorBase, src: Any, op: str) -> TensorBase:
     out = _copy(x)
     _index_reduce_into(out, dim, index, src, op)
     return out
 
 
-def _vector_index(index: Tensor) -> Tensor:
+def _vector_index(index: TensorBase) -> TensorBase:
     """A checked 1-D view of a 0-d or 1-d index (int64, contiguous)."""
     index = as_index(index)
     return _header(index, (index.numel(),)) if index.dim() == 0 else index
@@ -623,20 +640,20 @@ class IndexSelect(Function):
     _backward_name = "IndexSelectBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase) -> TensorBase:
         ctx.dim, ctx.shape = dim, x._shape
         ctx.save_for_backward(index)
         out = _index_select_raw(x, dim, index)
         return _header(out, ()) if x.dim() == 0 else out
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         return index_add(_zeros_like_grad(g, ctx.shape), ctx.dim, index, g), None, None
 
 
-def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None = None
-                 ) -> Tensor:
+def index_select(input: TensorBase, dim: int, index: TensorBase, *, out: TensorBase | None = None
+                 ) -> TensorBase:
     """The slices of ``input`` along ``dim`` listed by the 1-D ``index``, in that order.
 
     ``x.index_select(0, idx)`` is ``x[idx]`` for a 1-D ``idx``; embedding
@@ -653,10 +670,10 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
                            f"{index.numel()} value(s)")
     idx = _vector_index(index)
     check_index(idx, _dim_size(input, d), lambda v: IndexError("index out of range in self"))
-    return _write_out(IndexSelect.apply(input, d, idx), out)
+    return write_out(IndexSelect.apply(input, d, idx), out)
 
 
-def _check_index_source(name: str, x: Tensor, dim: int, idx: Tensor, source: Tensor) -> None:
+def _check_index_source(name: str, x: TensorBase, dim: int, idx: TensorBase, source: TensorBase) -> None:
     """``source`` must have ``x``'s shape except along ``dim``, where it has len(index)."""
     if x.dim() == 0 and source.dim() != 0:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
@@ -685,8 +702,8 @@ class IndexAdd(Function):
     _backward_name = "IndexAddBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor, source: Tensor,
-                alpha: Any) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase, source: TensorBase,
+                alpha: Any) -> TensorBase:
         ctx.dim, ctx.alpha, ctx.src_shape = dim, alpha, source._shape
         ctx.save_for_backward(index)
         if alpha != 1:
@@ -696,7 +713,7 @@ class IndexAdd(Function):
         return _index_reduce_raw(x, dim, index, source, "add")
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         gs = None
         if ctx.needs_input_grad[3]:
@@ -706,7 +723,7 @@ class IndexAdd(Function):
         return g, None, None, gs, None
 
 
-def _index_add_args(input: Tensor, dim: int, index: Tensor, source: Tensor) -> tuple:
+def _index_add_args(input: TensorBase, dim: int, index: TensorBase, source: TensorBase) -> tuple:
     d = normalize_dim(dim, input.dim())
     _raw.check_same_device(input, index, source)
     _check_dtype(index, (int64, int32), lambda: RuntimeError(
@@ -730,8 +747,8 @@ def _index_add_args(input: Tensor, dim: int, index: Tensor, source: Tensor) -> t
     return d, idx
 
 
-def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
-              ) -> Tensor:
+def index_add(input: TensorBase, dim: int, index: TensorBase, source: TensorBase, *, alpha: Any = 1
+              ) -> TensorBase:
     """A copy of ``input`` with ``alpha * source[.., k, ..]`` added to slice ``index[k]``.
 
     Repeated indices accumulate.  The backward of :func:`index_select`.
@@ -740,12 +757,12 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return IndexAdd.apply(input, d, idx, source, alpha)
 
 
-def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
-               ) -> Tensor:
+def index_add_(self: TensorBase, dim: int, index: TensorBase, source: TensorBase, *, alpha: Any = 1
+               ) -> TensorBase:
     """In-place :func:`index_add`."""
     d, idx = _index_add_args(self, dim, index, source)
 
-    def write(t: Tensor) -> None:
+    def write(t: TensorBase) -> None:
         src = _unaliased(source, t)
         if alpha != 1:
             from ..backends import scalar_ops as S
@@ -759,13 +776,13 @@ class IndexCopy(Function):
     _backward_name = "IndexCopyBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase, source: TensorBase) -> TensorBase:
         ctx.dim, ctx.src_shape = dim, source._shape
         ctx.save_for_backward(index)
         return _index_reduce_raw(x, dim, index, source, "set")
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         gx = index_fill(g, ctx.dim, index, 0.0) if ctx.needs_input_grad[0] else None
         gs = index_select(g, ctx.dim, index).reshape(ctx.src_shape) \
@@ -773,7 +790,7 @@ class IndexCopy(Function):
         return gx, None, None, gs
 
 
-def _index_copy_args(input: Tensor, dim: int, index: Tensor, source: Tensor) -> tuple:
+def _index_copy_args(input: TensorBase, dim: int, index: TensorBase, source: TensorBase) -> tuple:
     d = normalize_dim(dim, input.dim())
     _raw.check_same_device(input, index, source)
     _check_dtype(index, (int64,), lambda: RuntimeError(
@@ -809,13 +826,13 @@ def _index_copy_args(input: Tensor, dim: int, index: Tensor, source: Tensor) -> 
     return d, idx
 
 
-def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+def index_copy(input: TensorBase, dim: int, index: TensorBase, source: TensorBase) -> TensorBase:
     """A copy of ``input`` whose slice ``index[k]`` along ``dim`` is ``source[.., k, ..]``."""
     d, idx = _index_copy_args(input, dim, index, source)
     return IndexCopy.apply(input, d, idx, source)
 
 
-def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+def index_copy_(self: TensorBase, dim: int, index: TensorBase, source: TensorBase) -> TensorBase:
     """In-place :func:`index_copy`."""
     d, idx = _index_copy_args(self, dim, index, source)
     return _index_inplace(self, (source,), lambda t: IndexCopy.apply(t, d, idx, source),
@@ -827,13 +844,13 @@ class IndexFill(Function):
     _backward_name = "IndexFillBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase, value: Any) -> TensorBase:
         ctx.dim = dim
         ctx.save_for_backward(index)
         return _index_reduce_raw(x, dim, index, value, "set")
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         return index_fill(g, ctx.dim, index, 0.0), None, None, None
 
@@ -842,13 +859,13 @@ class IndexFillTensor(Function):
     _backward_name = "IndexFillBackward1"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, index: Tensor, value: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase, value: TensorBase) -> TensorBase:
         ctx.dim, ctx.value_dtype = dim, value.dtype
         ctx.save_for_backward(index)
         return _index_reduce_raw(x, dim, index, _raw.cast(value, x.dtype), "set")
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         kept = index_fill(g, ctx.dim, index, 0.0)
         gv = None
@@ -859,14 +876,14 @@ class IndexFillTensor(Function):
         return kept, None, None, gv
 
 
-def _index_fill_args(input: Tensor, dim: int, index: Tensor, value: Any) -> tuple:
+def _index_fill_args(input: TensorBase, dim: int, index: TensorBase, value: Any) -> tuple:
     d = normalize_dim(dim, input.dim())
     _raw.check_same_device(input, index)
     _check_dtype(index, (int64,), lambda: IndexError(
         "index_fill_(): Expected dtype int64 for index."))
     if index.dim() > 1:
         raise RuntimeError("Index has to be a vector/scalar")
-    if isinstance(value, Tensor) and value.dim() != 0:
+    if isinstance(value, TensorBase) and value.dim() != 0:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.dim()} dimension(s).")
     idx = _vector_index(index)
@@ -879,24 +896,24 @@ def _index_fill_args(input: Tensor, dim: int, index: Tensor, value: Any) -> tupl
     return d, idx
 
 
-def _index_fill_apply(input: Tensor, d: int, idx: Tensor, value: Any) -> Tensor:
-    if isinstance(value, Tensor):
+def _index_fill_apply(input: TensorBase, d: int, idx: TensorBase, value: Any) -> TensorBase:
+    if isinstance(value, TensorBase):
         return IndexFillTensor.apply(input, d, idx, value)
     return IndexFill.apply(input, d, idx, value)
 
 
-def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+def index_fill(input: TensorBase, dim: int, index: TensorBase, value: Any) -> TensorBase:
     """A copy of ``input`` with every slice ``index[k]`` along ``dim`` set to ``value``."""
     d, idx = _index_fill_args(input, dim, index, value)
     return _index_fill_apply(input, d, idx, value)
 
 
-def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+def index_fill_(self: TensorBase, dim: int, index: TensorBase, value: Any) -> TensorBase:
     """In-place :func:`index_fill`."""
     d, idx = _index_fill_args(self, dim, index, value)
 
-    def write(t: Tensor) -> None:
-        v = _raw.cast(value, t.dtype) if isinstance(value, Tensor) else value
+    def write(t: TensorBase) -> None:
+        v = _raw.cast(value, t.dtype) if isinstance(value, TensorBase) else value
         _index_reduce_into(t, d, idx, v, "set")
     return _index_inplace(self, (value,), lambda t: _index_fill_apply(t, d, idx, value), write)
 
@@ -909,14 +926,14 @@ _C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "s
            "float16": "c10::Half"}
 
 
-def _check_mask(mask: Any, message: Callable[[Tensor], str]) -> None:
-    if not isinstance(mask, Tensor):
+def _check_mask(mask: Any, message: Callable[[TensorBase], str]) -> None:
+    if not isinstance(mask, TensorBase):
         raise TypeError(f"mask must be a Tensor, not {type(mask).__name__}")
     if mask.dtype is not bool_:
         raise RuntimeError(message(mask))
 
 
-def _masked_fill_raw(x: Tensor, mask: Tensor, value: Any) -> Tensor:
+def _masked_fill_raw(x: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
     shape = broadcast_shapes(x._shape, mask._shape)
     out = _raw.empty(shape, x.dtype, x.device)
     out._backend.copy(_raw.broadcast_operand(x, shape), out._operand())
@@ -926,7 +943,7 @@ def _masked_fill_raw(x: Tensor, mask: Tensor, value: Any) -> Tensor:
 
 def _scalar_value(value: Any, dt: dtype_cls) -> Any:
     """A Python number, or the number held by a 0-d tensor, converted to ``dt``'s kind."""
-    if isinstance(value, Tensor):
+    if isinstance(value, TensorBase):
         value = value.item()
     return np.array([value]).astype(dt.np)[0]
 
@@ -935,13 +952,13 @@ class MaskedFill(Function):
     _backward_name = "MaskedFillBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, mask: Tensor, value: Any) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
         ctx.shape = x._shape
         ctx.save_for_backward(mask)
         return _masked_fill_raw(x, mask, _scalar_value(value, x.dtype))
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (mask,) = ctx.saved_tensors
         return sum_to_shape(masked_fill(g, mask, 0.0), ctx.shape), None, None
 
@@ -950,13 +967,13 @@ class MaskedFillTensor(Function):
     _backward_name = "MaskedFillBackward1"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, mask: Tensor, value: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, mask: TensorBase, value: TensorBase) -> TensorBase:
         ctx.shape, ctx.value_dtype = x._shape, value.dtype
         ctx.save_for_backward(mask)
         return _masked_fill_raw(x, mask, _scalar_value(value, x.dtype))
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (mask,) = ctx.saved_tensors
         gx = sum_to_shape(masked_fill(g, mask, 0.0), ctx.shape) if ctx.needs_input_grad[0] \
             else None
@@ -968,28 +985,28 @@ class MaskedFillTensor(Function):
 def _masked_fill_args(mask: Any, value: Any) -> None:
     _check_mask(mask, lambda m: f"masked_fill_ only supports boolean masks, but got mask with "
                                 f"dtype {_C_TYPE.get(m.dtype.name, m.dtype.name)}")
-    if isinstance(value, Tensor) and value.dim() != 0:
+    if isinstance(value, TensorBase) and value.dim() != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.dim()} dimension(s).")
-    if not isinstance(value, Tensor) and not _raw.is_number(value):
+    if not isinstance(value, TensorBase) and not _raw.is_number(value):
         raise TypeError(f"masked_fill(): argument 'value' must be Number or Tensor, not "
                         f"{type(value).__name__}")
 
 
-def _masked_fill_apply(input: Tensor, mask: Tensor, value: Any) -> Tensor:
-    if isinstance(value, Tensor):
+def _masked_fill_apply(input: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
+    if isinstance(value, TensorBase):
         return MaskedFillTensor.apply(input, mask, value)
     return MaskedFill.apply(input, mask, value)
 
 
-def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+def masked_fill(input: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
     """A copy of ``input`` (broadcast with ``mask``) with ``value`` where ``mask`` is True."""
     _masked_fill_args(mask, value)
     _raw.check_same_device(input, mask)
     return _masked_fill_apply(input, mask, value)
 
 
-def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+def masked_fill_(self: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
     """In-place :func:`masked_fill`; ``mask`` must broadcast to ``self``'s shape."""
     _masked_fill_args(mask, value)
     _raw.check_same_device(self, mask)
@@ -998,7 +1015,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
         raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast "
                            f"shape {list(shape)}")
 
-    def write(t: Tensor) -> None:
+    def write(t: TensorBase) -> None:
         v = _scalar_value(value, t.dtype)
         if t.is_contiguous():
             t._backend.masked_fill(_flat(t), _raw.broadcast_operand(mask, t._shape), v)
@@ -1007,39 +1024,39 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     return _index_inplace(self, (value,), lambda t: _masked_fill_apply(t, mask, value), write)
 
 
-def _masked_select_raw(x: Tensor, mask: Tensor) -> Tensor:
+def _masked_select_raw(x: TensorBase, mask: TensorBase) -> TensorBase:
     shape = broadcast_shapes(x._shape, mask._shape)
     data = x._backend.masked_select(_raw.broadcast_operand(x, shape),
                                     _raw.broadcast_operand(mask, shape))
     from ..storage import UntypedStorage
-    return Tensor._make(UntypedStorage(data, x.device), (data.shape[0],), (1,), 0, x.dtype)
+    return TensorBase._make(UntypedStorage(data, x.device), (data.shape[0],), (1,), 0, x.dtype)
 
 
 class MaskedSelect(Function):
     _backward_name = "MaskedSelectBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, mask: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, mask: TensorBase) -> TensorBase:
         ctx.shape = x._shape
         ctx.save_for_backward(mask)
         return _masked_select_raw(x, mask)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (mask,) = ctx.saved_tensors
         shape = broadcast_shapes(ctx.shape, mask._shape)
         return sum_to_shape(masked_scatter(_zeros_like_grad(g, shape), mask, g),
                             ctx.shape), None
 
 
-def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
+def masked_select(input: TensorBase, mask: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (row-major order)."""
     _check_mask(mask, lambda m: "masked_select: expected BoolTensor for mask")
     _raw.check_same_device(input, mask)
-    return _write_out(MaskedSelect.apply(input, mask), out)
+    return write_out(MaskedSelect.apply(input, mask), out)
 
 
-def _masked_scatter_raw(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+def _masked_scatter_raw(x: TensorBase, mask: TensorBase, source: TensorBase) -> TensorBase:
     shape = broadcast_shapes(x._shape, mask._shape)
     out = _raw.empty(shape, x.dtype, x.device)
     out._backend.copy(_raw.broadcast_operand(x, shape), out._operand())
@@ -1055,13 +1072,13 @@ class MaskedScatter(Function):
     _backward_name = "MaskedScatterBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, mask: TensorBase, source: TensorBase) -> TensorBase:
         ctx.shape, ctx.src_shape = x._shape, source._shape
         ctx.save_for_backward(mask)
         return _masked_scatter_raw(x, mask, source)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (mask,) = ctx.saved_tensors
         gx = sum_to_shape(masked_fill(g, mask, 0.0), ctx.shape) if ctx.needs_input_grad[0] \
             else None
@@ -1078,10 +1095,10 @@ class MaskedScatter(Function):
         return gx, None, gs
 
 
-def _masked_scatter_args(input: Tensor, mask: Any, source: Any) -> None:
+def _masked_scatter_args(input: TensorBase, mask: Any, source: Any) -> None:
     _check_mask(mask, lambda m: f"masked_scatter_ only supports boolean masks, but got mask "
                                 f"with dtype {_C_TYPE.get(m.dtype.name, m.dtype.name)}")
-    if not isinstance(source, Tensor):
+    if not isinstance(source, TensorBase):
         raise TypeError(f"masked_scatter(): argument 'source' must be Tensor, not "
                         f"{type(source).__name__}")
     if source.dtype is not input.dtype:
@@ -1090,13 +1107,13 @@ def _masked_scatter_args(input: Tensor, mask: Any, source: Any) -> None:
     _raw.check_same_device(input, mask, source)
 
 
-def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+def masked_scatter(input: TensorBase, mask: TensorBase, source: TensorBase) -> TensorBase:
     """A copy of ``input`` whose masked elements are, in order, the first elements of ``source``."""
     _masked_scatter_args(input, mask, source)
     return MaskedScatter.apply(input, mask, source)
 
 
-def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+def masked_scatter_(self: TensorBase, mask: TensorBase, source: TensorBase) -> TensorBase:
     """In-place :func:`masked_scatter`; ``mask`` must broadcast to ``self``'s shape."""
     _masked_scatter_args(self, mask, source)
     try:
@@ -1107,7 +1124,7 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
                            f"({self.dim()}) must be greater or equal to the number of "
                            f"dimensions in the tensor ({mask.dim()})") from None
 
-    def write(t: Tensor) -> None:
+    def write(t: TensorBase) -> None:
         _raw.copy_into(t, _masked_scatter_raw(t, mask, source))
     return _index_inplace(self, (source,), lambda t: MaskedScatter.apply(t, mask, source),
                           write)
@@ -1120,7 +1137,7 @@ class Take(Function):
     _backward_name = "TakeBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, index: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, index: TensorBase) -> TensorBase:
         ctx.shape = x._shape
         ctx.save_for_backward(index)
         flat = _raw.contiguous(x)
@@ -1129,14 +1146,14 @@ class Take(Function):
         return _header(out, index._shape)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (index,) = ctx.saved_tensors
         n = numel(ctx.shape)
         flat = index_add(_zeros_like_grad(g, (n,)), 0, index.reshape(-1), g.reshape(-1))
         return flat.reshape(ctx.shape), None
 
 
-def take(input: Tensor, index: Tensor) -> Tensor:
+def take(input: TensorBase, index: TensorBase) -> TensorBase:
     """``input`` read as if flattened to 1-D, at the positions in ``index`` (``index``'s shape)."""
     _check_dtype(index, (int64,), lambda: RuntimeError(
         f"take(): Expected a long tensor for index, but got {_type_name(index.dtype)}"))
@@ -1152,8 +1169,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return Take.apply(input, idx)
 
 
-def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
-                   out: Tensor | None = None) -> Tensor:
+def take_along_dim(input: TensorBase, indices: TensorBase, dim: int | None = None, *,
+                   out: TensorBase | None = None) -> TensorBase:
     """``gather`` with broadcasting: picks values along ``dim`` at ``indices``.
 
     ``indices`` usually comes from ``argsort``/``argmax(keepdim=True)``.
@@ -1166,7 +1183,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
         f"{_type_name(indices.dtype)}"))
     _raw.check_same_device(input, indices)
     if dim is None:
-        return _write_out(gather(input.reshape(-1), 0, indices.reshape(-1)), out)
+        return write_out(gather(input.reshape(-1), 0, indices.reshape(-1)), out)
     if input.dim() != indices.dim():
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {input.dim()} dimensions for input, "
@@ -1186,10 +1203,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
         if x_shape != input._shape:
             input = input.expand(x_shape)
         if i_shape != idx._shape:
-            idx = _raw.contiguous(Tensor._make(idx._storage, i_shape,
+            idx = _raw.contiguous(TensorBase._make(idx._storage, i_shape,
                                                _raw.broadcast_operand(idx, i_shape).strides,
                                                idx._offset, int64))
-    return _write_out(Gather.apply(input, d, idx), out)
+    return write_out(Gather.apply(input, d, idx), out)
 
 
 def _with(shape: Any, d: int, value: int) -> tuple:
@@ -1201,14 +1218,14 @@ def _with(shape: Any, d: int, value: int) -> tuple:
 # ---------------------------------------------------------------------------
 # nonzero / argwhere
 # ---------------------------------------------------------------------------
-def _as_bool(x: Tensor) -> Tensor:
+def _as_bool(x: TensorBase) -> TensorBase:
     if x.dtype is bool_:
         return x
     from ..backends import scalar_ops as S
     return _raw.compare(x, 0, S.NE)
 
 
-def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False) -> Any:
+def nonzero(input: TensorBase, *, out: TensorBase | None = None, as_tuple: bool = False) -> Any:
     """The coordinates of the non-zero elements: a ``(count, ndim)`` int64 tensor.
 
     With ``as_tuple=True``, one 1-D tensor per dim instead (usable as an
@@ -1219,16 +1236,16 @@ def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False)
         mask = _header(_raw.contiguous(mask), (1,))
     coords = input._backend.nonzero(mask._operand())     # a (count, ndim) buffer
     from ..storage import UntypedStorage
-    result = Tensor._make(UntypedStorage(coords.reshape(-1), input.device), coords.shape,
+    result = TensorBase._make(UntypedStorage(coords.reshape(-1), input.device), coords.shape,
                           contiguous_strides(coords.shape), 0, int64)
     if as_tuple:
-        return tuple(_raw.contiguous(Tensor._make(result._storage, (coords.shape[0],),
+        return tuple(_raw.contiguous(TensorBase._make(result._storage, (coords.shape[0],),
                                                   (max(mask.dim(), 1),), d, int64))
                      for d in range(mask.dim()))
-    return _write_out(result, out)
+    return write_out(result, out)
 
 
-def argwhere(input: Tensor) -> Tensor:
+def argwhere(input: TensorBase) -> TensorBase:
     """Same as ``nonzero(input)``: one row of coordinates per non-zero element."""
     return nonzero(input)
 
@@ -1240,15 +1257,15 @@ class Embedding(Function):
     _backward_name = "EmbeddingBackward0"
 
     @staticmethod
-    def forward(ctx: Any, weight: Tensor, indices: Tensor, padding_idx: int,
-                scale_grad_by_freq: bool) -> Tensor:
+    def forward(ctx: Any, weight: TensorBase, indices: TensorBase, padding_idx: int,
+                scale_grad_by_freq: bool) -> TensorBase:
         ctx.shape, ctx.padding_idx, ctx.scale = weight._shape, padding_idx, scale_grad_by_freq
         ctx.save_for_backward(indices)
         rows = _index_select_raw(weight, 0, _header(indices, (indices.numel(),)))
         return _header(rows, indices._shape + (weight._shape[1],))
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (indices,) = ctx.saved_tensors
         idx = indices.reshape(-1)
         g2 = g.reshape(-1, ctx.shape[1])
@@ -1262,8 +1279,8 @@ class Embedding(Function):
         return index_add(_zeros_like_grad(g, ctx.shape), 0, idx, g2), None, None, None
 
 
-def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+def embedding(weight: TensorBase, indices: TensorBase, padding_idx: int = -1,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> TensorBase:
     """Rows of the 2-D ``weight`` picked by integer ``indices``: shape ``indices.shape + (dim,)``.
 
     ``torch.embedding``'s argument order (``nn.functional.embedding`` takes
@@ -1281,7 +1298,34 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
     return Embedding.apply(weight, idx, int(padding_idx), bool(scale_grad_by_freq))
 
 
-# index_put and sorting live in their own modules; they are re-exported here
-# so that tensor_methods (which imports this module) can attach them to Tensor.
-from .advanced_indexing import index_put, index_put_  # noqa: E402,F401
-from .sorting import argsort, kthvalue, median, msort, sort, topk, unique  # noqa: E402,F401
+
+
+# ---------------------------------------------------------------------------
+# The public forms of this module's ops (see ops/registry.py):
+# minitorch.<name>, Tensor.<name> and, with inplace=True, Tensor.<name>_
+# ---------------------------------------------------------------------------
+declare(fill_, function=False)
+declare(zero_, function=False)
+declare(copy_, function=False)
+declare(argwhere)
+declare(embedding, method=False)
+declare(gather)
+declare(index_add)
+declare(index_copy)
+declare(index_fill)
+declare(index_select)
+declare(masked_fill)
+declare(masked_scatter)
+declare(masked_select)
+declare(nonzero)
+declare(scatter)
+declare(scatter_add)
+declare(take)
+declare(take_along_dim)
+declare(scatter_, function=False)
+declare(scatter_add_, function=False)
+declare(index_add_, function=False)
+declare(index_copy_, function=False)
+declare(index_fill_, function=False)
+declare(masked_fill_, function=False)
+declare(masked_scatter_, function=False)

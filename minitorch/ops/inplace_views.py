@@ -17,13 +17,13 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..layout import contiguous_strides
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from .views import _ViewScatter, strided_view
 
 __all__ = ["rebase_history"]
 
 
-def _region_fn(view: Tensor, base: Tensor):
+def _region_fn(view: TensorBase, base: TensorBase):
     """Layout function of ``view`` inside ``base`` (base is contiguous)."""
     rel = view._offset - base._offset
     shape, stride = view._shape, view._stride
@@ -37,7 +37,7 @@ class CopySlices(Function):
     _backward_name = "CopySlices"
 
     @staticmethod
-    def forward(ctx: Any, base: Tensor, value: Tensor, fn: Any) -> Tensor:
+    def forward(ctx: Any, base: TensorBase, value: TensorBase, fn: Any) -> TensorBase:
         # The data is already in place; this node only records the history.
         ctx.fn = fn
         ctx.base_shape = base._shape
@@ -45,14 +45,14 @@ class CopySlices(Function):
         return base
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         g = g.contiguous()
         g_region = strided_view(g, ctx.fn)
         g_base = g - _ViewScatter.apply(g_region, ctx.base_shape, ctx.fn)
         return g_base, g_region, None
 
 
-def rebase_history(x: Tensor, result: Tensor) -> None:
+def rebase_history(x: TensorBase, result: TensorBase) -> None:
     """Give ``x`` (just overwritten with ``result``'s values) ``result``'s history."""
     base = x._base
     if base is None or not (base.requires_grad or result.requires_grad):

@@ -22,8 +22,9 @@ from typing import Any
 
 from ..device import device as _device, set_default_device
 from ..dtype import ALL_DTYPES, dtype, set_default_dtype
-from ..tensor import Tensor
-from .creation import _legacy_constructor
+from ..tensor_base import TensorBase
+from .creation import legacy_new
+from .registry import declare
 
 __all__ = ["legacy_tensor_types", "set_default_tensor_type", "legacy_type_dtype"]
 
@@ -32,7 +33,7 @@ class _LegacyTensorType(type):
     """Metaclass of the legacy types: ``isinstance`` compares dtype and device type."""
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
+        return (isinstance(obj, TensorBase) and obj.dtype is cls.dtype
                 and obj.device.type == cls._device_type)
 
     def __repr__(cls) -> str:
@@ -43,13 +44,13 @@ def _make_type(dt: dtype, device_type: str) -> type:
     name = f"{dt._legacy}Tensor"
     prefix = "torch.cuda." if device_type == "cuda" else "torch."
 
-    def __new__(cls: Any, *args: Any, device: Any = None) -> Tensor:  # noqa: N807
+    def __new__(cls: Any, *args: Any, device: Any = None) -> TensorBase:  # noqa: N807
         if device is None:
             device = _device(cls._device_type)
         elif _device(device).type != cls._device_type:
             raise RuntimeError(f"legacy constructor expects device type: {cls._device_type} "
                                f"but device type: {_device(device).type} was passed")
-        return _legacy_constructor(*args, dtype=cls.dtype, device=device)
+        return legacy_new(*args, dtype=cls.dtype, device=device)
 
     return _LegacyTensorType(name, (), {
         "__new__": __new__, "dtype": dt, "is_cuda": device_type == "cuda",
@@ -93,3 +94,10 @@ def set_default_tensor_type(t: Any) -> None:
         raise TypeError("only floating-point types are supported as the default type")
     set_default_dtype(dt)
     set_default_device(device_type)
+
+
+# ---------------------------------------------------------------------------
+# The public forms of this module's ops (see ops/registry.py):
+# minitorch.<name>, Tensor.<name> and, with inplace=True, Tensor.<name>_
+# ---------------------------------------------------------------------------
+declare(set_default_tensor_type, method=False)

@@ -18,15 +18,16 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backends import scalar_ops as S
 from ..backends import Operand
 from ..layout import broadcast_shapes, coalesce, expand_strides, numel
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from . import _raw
 from .views import sum_to_shape
+from .registry import declare
 
 __all__ = ["matmul", "mm", "bmm", "dot", "vdot", "outer", "mv", "cross", "addmm", "inner",
            "baddbmm", "ger", "trace", "linear"]
 
 
-def _batch_operand(t: Tensor, batch: tuple) -> Operand:
+def _batch_operand(t: TensorBase, batch: tuple) -> Operand:
     """``t`` (..., r, c) broadcast to ``batch + (r, c)`` and flattened to 3-D if possible."""
     shape, strides = expand_strides(t._shape, t._stride, batch + t._shape[-2:])
     bshape, (bstrides,) = coalesce(shape[:-2], strides[:-2])
@@ -37,7 +38,7 @@ def _batch_operand(t: Tensor, batch: tuple) -> Operand:
     return Operand(t._storage._data, (b,) + shape[-2:], (bs,) + strides[-2:], t._offset)
 
 
-def _mm_raw(a: Tensor, b: Tensor) -> Tensor:
+def _mm_raw(a: TensorBase, b: TensorBase) -> TensorBase:
     """The product of ``a`` (..., n, k) and ``b`` (..., k, m) with broadcast batch dims."""
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
@@ -69,14 +70,14 @@ class MatMul(Function):
     _backward_name = "MmBackward0"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, b: Tensor) -> Tensor:
+    def forward(ctx: Any, a: TensorBase, b: TensorBase) -> TensorBase:
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)
         ctx.shapes = (a._shape, b._shape)
         return _mm_raw(a, b)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         a, b = ctx.saved_tensors
         sa, sb = ctx.shapes
         ga = sum_to_shape(matmul(g, b.mT), sa) if ctx.needs_input_grad[0] else None
@@ -92,9 +93,9 @@ class UnsafeViewMatMul(MatMul):
     _backward_name = "UnsafeViewBackward0"
 
 
-def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+def matmul(input: TensorBase, other: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
     """Matrix product with NumPy's rules for 1-D operands and broadcast batch dims."""
-    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+    if not isinstance(input, TensorBase) or not isinstance(other, TensorBase):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
     if input.dim() == 0 or other.dim() == 0:
@@ -121,14 +122,14 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     return result
 
 
-def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+def mm(input: TensorBase, mat2: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
     if input.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(f"self must be a matrix" if input.dim() != 2 else
                            "mat2 must be a matrix")
     return matmul(input, mat2, out=out)
 
 
-def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+def bmm(input: TensorBase, mat2: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
     if input.dim() != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor")
     if mat2.dim() != 3:
@@ -144,17 +145,17 @@ class Dot(Function):
     _backward_name = "DotBackward0"
 
     @staticmethod
-    def forward(ctx: Any, a: Tensor, b: Tensor) -> Tensor:
+    def forward(ctx: Any, a: TensorBase, b: TensorBase) -> TensorBase:
         ctx.save_for_backward(a, b)
         return _mm_raw(a.reshape(1, -1), b.reshape(-1, 1)).reshape(())
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         a, b = ctx.saved_tensors
         return g * b, g * a
 
 
-def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
+def dot(input: TensorBase, tensor: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
     """Inner product of two 1-D tensors of equal length."""
     if input.dim() != 1 or tensor.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D "
@@ -176,7 +177,7 @@ vdot = dot
 inner = dot
 
 
-def outer(input: Tensor, vec2: Tensor) -> Tensor:
+def outer(input: TensorBase, vec2: TensorBase) -> TensorBase:
     """``out[i, j] = input[i] * vec2[j]``."""
     return input.reshape(-1, 1) * vec2.reshape(1, -1)
 
@@ -184,16 +185,16 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 ger = outer
 
 
-def mv(input: Tensor, vec: Tensor) -> Tensor:
+def mv(input: TensorBase, vec: TensorBase) -> TensorBase:
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, "
                            f"{vec.dim()}")
     return matmul(input, vec)
 
 
-def _t(w: Tensor) -> Tensor:
+def _t(w: TensorBase) -> TensorBase:
     """The transpose of a matrix as a bare header (no graph node): for use inside an op."""
-    return Tensor._make(w._storage, (w._shape[1], w._shape[0]), (w._stride[1], w._stride[0]),
+    return TensorBase._make(w._storage, (w._shape[1], w._shape[0]), (w._stride[1], w._stride[0]),
                         w._offset, w.dtype)
 
 
@@ -210,7 +211,7 @@ class Linear(Function):
     _backward_name = "AddmmBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, w: TensorBase, b: TensorBase | None) -> TensorBase:
         needs = ctx.needs_input_grad
         ctx.save_for_backward(x if needs[1] else None, w if needs[0] else None)
         out = _mm_raw(x, _t(w))
@@ -219,7 +220,7 @@ class Linear(Function):
         return out
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         x, w = ctx.saved_tensors
         needs = ctx.needs_input_grad
         if is_grad_enabled():          # create_graph: differentiable ops
@@ -237,7 +238,7 @@ class LinearNoBias(Linear):
     _backward_name = "MmBackward0"
 
 
-def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+def linear(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None) -> TensorBase:
     """``input @ weight.T + bias`` for input (..., in_features) and weight (out, in)."""
     if weight.dim() != 2 or input.dim() == 0:
         out = matmul(input, weight.t())
@@ -260,19 +261,19 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out.reshape(lead + (weight._shape[0],))
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+def addmm(input: TensorBase, mat1: TensorBase, mat2: TensorBase, *, beta: Any = 1, alpha: Any = 1) -> TensorBase:
     prod = matmul(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha
     return prod + (input if beta == 1 else input * beta)
 
 
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,
-            alpha: Any = 1) -> Tensor:
+def baddbmm(input: TensorBase, batch1: TensorBase, batch2: TensorBase, *, beta: Any = 1,
+            alpha: Any = 1) -> TensorBase:
     return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
 
 
-def cross(input: Tensor, other: Tensor, dim: Any = None) -> Tensor:
+def cross(input: TensorBase, other: TensorBase, dim: Any = None) -> TensorBase:
     """Cross product of 3-vectors along ``dim`` (the first dim of size 3 if None)."""
     from ..layout import normalize_dim
     from .views import stack
@@ -289,7 +290,24 @@ def cross(input: Tensor, other: Tensor, dim: Any = None) -> Tensor:
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
-def trace(input: Tensor) -> Tensor:
+def trace(input: TensorBase) -> TensorBase:
     if input.dim() != 2:
         raise RuntimeError("trace: expected a matrix")
     return input.diagonal().sum()
+
+
+# ---------------------------------------------------------------------------
+# The public forms of this module's ops (see ops/registry.py):
+# minitorch.<name>, Tensor.<name> and, with inplace=True, Tensor.<name>_
+# ---------------------------------------------------------------------------
+declare(addmm)
+declare(baddbmm, method=False)
+declare(bmm)
+declare(cross)
+declare(dot, "dot", "inner")
+declare(dot, "vdot", method=False)
+declare(outer, "outer", "ger")
+declare(matmul)
+declare(mm)
+declare(mv)
+declare(trace)

@@ -24,7 +24,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..backends import scalar_ops as S
 from ..dtype import int64
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from . import _raw
 
 __all__ = ["nll_loss_rows"]
@@ -35,8 +35,8 @@ class NllLoss(Function):
     _nondiff_args = (1, 2)      # target and class weight
 
     @staticmethod
-    def forward(ctx: Any, logp: Tensor, target: Tensor, weight: Tensor | None,
-                ignore_index: int, reduction: str) -> Tensor:
+    def forward(ctx: Any, logp: TensorBase, target: TensorBase, weight: TensorBase | None,
+                ignore_index: int, reduction: str) -> TensorBase:
         dt = _raw.compute_dtype(logp.dtype)
         lp = _raw.contiguous(_raw.cast(logp, dt))
         tg = _raw.contiguous(_raw.cast(target, int64))
@@ -63,7 +63,7 @@ class NllLoss(Function):
         return _raw.cast(out, logp.dtype)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         rows, n = ctx.shape
         dt = _raw.compute_dtype(ctx.dtype)
         k = _raw.empty((rows, n), dt, g.device)
@@ -87,8 +87,8 @@ class NllLoss2D(NllLoss):
     _backward_name = "NllLoss2DBackward0"
 
 
-def nll_loss_rows(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
-                  reduction: str, images: bool = False) -> Tensor:
+def nll_loss_rows(logp: TensorBase, target: TensorBase, weight: TensorBase | None, ignore_index: int,
+                  reduction: str, images: bool = False) -> TensorBase:
     """The loss of (rows, C) log-probabilities against (rows,) class indices (see the module).
 
     ``images``: the rows came from (N, C, H, W) input (only the node's name differs).

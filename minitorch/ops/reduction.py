@@ -22,9 +22,10 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backends import scalar_ops as S
 from ..dtype import bool_, dtype as dtype_cls, float32, int64, get_default_dtype, as_dtype
 from ..layout import normalize_dim, normalize_dims, numel
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from . import _raw
 from .views import expand, reshape, unsqueeze
+from .registry import declare
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all",
            "any", "var", "std", "var_mean", "std_mean", "logsumexp", "softmax",
@@ -59,7 +60,7 @@ class return_types:
     cummin = _return_type("cummin", ["values", "indices"])
 
 
-def _dims(x: Tensor, dim: Any) -> tuple:
+def _dims(x: TensorBase, dim: Any) -> tuple:
     """Normalised reduction dims; ``None`` or ``()`` means all dims.
 
     A 0-d tensor accepts dim 0 or -1 (as PyTorch does) and has nothing to
@@ -77,7 +78,7 @@ def _dims(x: Tensor, dim: Any) -> tuple:
     return dims if x.dim() else ()
 
 
-def _expand_back(g: Tensor, in_shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
+def _expand_back(g: TensorBase, in_shape: tuple, dims: tuple, keepdim: bool) -> TensorBase:
     """Re-insert reduced dims into ``g`` and broadcast it over the input's shape."""
     if not keepdim:
         for d in sorted(dims):
@@ -85,7 +86,7 @@ def _expand_back(g: Tensor, in_shape: tuple, dims: tuple, keepdim: bool) -> Tens
     return expand(g, in_shape)
 
 
-def _sum_dtype(x: Tensor, dt: Any) -> dtype_cls:
+def _sum_dtype(x: TensorBase, dt: Any) -> dtype_cls:
     if dt is not None:
         return as_dtype(dt)
     return x.dtype if x.dtype.is_floating_point else int64
@@ -98,12 +99,12 @@ class Sum(Function):
     _backward_name = "SumBackward1"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dims: tuple, keepdim: bool, dt: dtype_cls) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool, dt: dtype_cls) -> TensorBase:
         ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
         return _raw.reduce(x, "sum", dims, keepdim, dt)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return _expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim), None, None, None
 
 
@@ -111,8 +112,8 @@ class SumAll(Sum):
     _backward_name = "SumBackward0"
 
 
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
-        dtype: Any = None) -> Tensor:
+def sum(input: TensorBase, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+        dtype: Any = None) -> TensorBase:
     """Sum over ``dim`` (all dims if None); ints and bools sum to int64."""
     if isinstance(dim, dtype_cls):
         dim, dtype = None, dim
@@ -123,7 +124,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
     return Sum.apply(input, dims, keepdim, dt)
 
 
-def nansum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def nansum(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:
     from .elementwise import isnan, where
     return sum(where(isnan(input), 0.0, input), dim, keepdim)
 
@@ -132,7 +133,7 @@ class Mean(Function):
     _backward_name = "MeanBackward1"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool) -> TensorBase:
         ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
         n = numel([x._shape[d] for d in dims])
         ctx.n = n
@@ -141,7 +142,7 @@ class Mean(Function):
             _raw.arith(s, math.nan, S.MUL, out=s)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return _expand_back(g / ctx.n, ctx.in_shape, ctx.dims, ctx.keepdim), None, None
 
 
@@ -149,7 +150,7 @@ class MeanAll(Mean):
     _backward_name = "MeanBackward0"
 
 
-def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def mean(input: TensorBase, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> TensorBase:
     """The average over ``dim``; only floating-point tensors (as in PyTorch)."""
     if dtype is not None:
         input = input.to(as_dtype(dtype))
@@ -167,14 +168,14 @@ class Prod(Function):
     _backward_name = "ProdBackward1"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dims: tuple, keepdim: bool, dt: dtype_cls) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool, dt: dtype_cls) -> TensorBase:
         ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
         y = _raw.reduce(x, "prod", dims, keepdim, dt)
         ctx.save_for_backward(x, y)
         return y
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         x, y = ctx.saved_tensors
         # d(prod)/dx_i = prod of the others.  Where x has no zeros that is y / x_i;
         # with zeros we compute products of the others explicitly (by exclusive
@@ -188,7 +189,7 @@ class Prod(Function):
         return gb * others, None, None, None
 
 
-def _prod_of_others(x: Tensor, dims: tuple) -> Tensor:
+def _prod_of_others(x: TensorBase, dims: tuple) -> TensorBase:
     """For each element, the product of the other elements along ``dims``."""
     from .views import flip, movedim
     keep = [d for d in range(x.dim()) if d not in dims]
@@ -206,7 +207,7 @@ def _prod_of_others(x: Tensor, dims: tuple) -> Tensor:
     return others.permute(inverse)
 
 
-def _cat_last(a: Tensor, b: Tensor) -> Tensor:
+def _cat_last(a: TensorBase, b: TensorBase) -> TensorBase:
     from .views import cat
     return cat([a, b], -1)
 
@@ -215,7 +216,7 @@ class ProdAll(Prod):
     _backward_name = "ProdBackward0"
 
 
-def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def prod(input: TensorBase, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> TensorBase:
     dt = _sum_dtype(input, dtype)
     if dim is None:
         return ProdAll.apply(input, _dims(input, None), False, dt)
@@ -229,7 +230,7 @@ class _MaxMinDim(Function):
     kind = "max"
 
     @classmethod
-    def forward(cls, ctx: Any, x: Tensor, dim: int, keepdim: bool):
+    def forward(cls, ctx: Any, x: TensorBase, dim: int, keepdim: bool):
         values, idx = _raw.reduce(x, cls.kind, (dim,), keepdim, x.dtype, want_index=True)
         ctx.in_shape, ctx.dim, ctx.keepdim = x._shape, dim, keepdim
         ctx.save_for_backward(idx)
@@ -237,7 +238,7 @@ class _MaxMinDim(Function):
         return values, idx
 
     @classmethod
-    def backward(cls, ctx: Any, g: Tensor, _gi: Any = None):
+    def backward(cls, ctx: Any, g: TensorBase, _gi: Any = None):
         (idx,) = ctx.saved_tensors
         return _route_to_index(g, idx, ctx.in_shape, ctx.dim, ctx.keepdim), None, None
 
@@ -252,7 +253,7 @@ class MinDim(_MaxMinDim):
     kind = "min"
 
 
-def _route_to_index(g: Tensor, idx: Tensor, in_shape: tuple, dim: int, keepdim: bool) -> Tensor:
+def _route_to_index(g: TensorBase, idx: TensorBase, in_shape: tuple, dim: int, keepdim: bool) -> TensorBase:
     """Gradient that goes only to the element ``idx`` picked along ``dim``."""
     from .creation import arange
     if not keepdim:
@@ -271,7 +272,7 @@ class _MaxMinAll(Function):
     kind = "max"
 
     @classmethod
-    def forward(cls, ctx: Any, x: Tensor) -> Tensor:
+    def forward(cls, ctx: Any, x: TensorBase) -> TensorBase:
         if x.numel() == 0:
             raise RuntimeError(f"{cls.kind}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
@@ -281,7 +282,7 @@ class _MaxMinAll(Function):
         return y
 
     @classmethod
-    def backward(cls, ctx: Any, g: Tensor):
+    def backward(cls, ctx: Any, g: TensorBase):
         x, y = ctx.saved_tensors
         mask = (x == y).to(g.dtype)
         return g * mask / mask.sum()
@@ -301,14 +302,14 @@ class _AmaxAmin(Function):
     kind = "max"
 
     @classmethod
-    def forward(cls, ctx: Any, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    def forward(cls, ctx: Any, x: TensorBase, dims: tuple, keepdim: bool) -> TensorBase:
         y = _raw.reduce(x, cls.kind, dims, keepdim, x.dtype)
         ctx.save_for_backward(x, y)
         ctx.dims, ctx.keepdim, ctx.in_shape = dims, keepdim, x._shape
         return y
 
     @classmethod
-    def backward(cls, ctx: Any, g: Tensor):
+    def backward(cls, ctx: Any, g: TensorBase):
         x, y = ctx.saved_tensors
         yb = _expand_back(y, ctx.in_shape, ctx.dims, ctx.keepdim)
         mask = (x == yb).to(g.dtype)
@@ -326,15 +327,15 @@ class Amin(_AmaxAmin):
     kind = "min"
 
 
-def _check_nonempty_dim(x: Tensor, d: int, name: str) -> None:
+def _check_nonempty_dim(x: TensorBase, d: int, name: str) -> None:
     if x.dim() and x._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def max(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+def max(input: TensorBase, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
         out: Any = None) -> Any:
     """``max(x)``: the largest element; ``max(x, dim)``: ``(values, indices)``; ``max(x, y)``: elementwise."""
-    if isinstance(dim, Tensor):
+    if isinstance(dim, TensorBase):
         from .elementwise import maximum
         return maximum(input, dim)
     if dim is None:
@@ -348,9 +349,9 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
     return return_types.max(values, idx)
 
 
-def min(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
+def min(input: TensorBase, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
         out: Any = None) -> Any:
-    if isinstance(dim, Tensor):
+    if isinstance(dim, TensorBase):
         from .elementwise import minimum
         return minimum(input, dim)
     if dim is None:
@@ -364,26 +365,26 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
     return return_types.min(values, idx)
 
 
-def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+def amax(input: TensorBase, dim: Any = (), keepdim: bool = False) -> TensorBase:
     dims = _dims(input, dim)
     for d in dims:
         _check_nonempty_dim(input, d, "amax")
     return Amax.apply(input, dims, keepdim)
 
 
-def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+def amin(input: TensorBase, dim: Any = (), keepdim: bool = False) -> TensorBase:
     dims = _dims(input, dim)
     for d in dims:
         _check_nonempty_dim(input, d, "amin")
     return Amin.apply(input, dims, keepdim)
 
 
-def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
+def aminmax(input: TensorBase, *, dim: Any = None, keepdim: bool = False) -> Any:
     return return_types.aminmax(amin(input, () if dim is None else dim, keepdim),
                                 amax(input, () if dim is None else dim, keepdim))
 
 
-def _arg(input: Tensor, dim: Any, keepdim: bool, kind: str) -> Tensor:
+def _arg(input: TensorBase, dim: Any, keepdim: bool, kind: str) -> TensorBase:
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{kind}(): Expected reduction dim to be specified for "
@@ -401,25 +402,25 @@ def _arg(input: Tensor, dim: Any, keepdim: bool, kind: str) -> Tensor:
     return idx
 
 
-def argmax(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmax(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:
     return _arg(input, dim, keepdim, "argmax")
 
 
-def argmin(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmin(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:
     return _arg(input, dim, keepdim, "argmin")
 
 
-def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def all(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:  # noqa: A001
     return _raw.reduce(input, "all", _dims(input, dim), keepdim if dim is not None else False,
                        bool_)
 
 
-def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def any(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:  # noqa: A001
     return _raw.reduce(input, "any", _dims(input, dim), keepdim if dim is not None else False,
                        bool_)
 
 
-def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+def count_nonzero(input: TensorBase, dim: Any = None) -> TensorBase:
     return sum((input != 0).to(int64), dim)
 
 
@@ -435,7 +436,7 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
     return dim, 1 if correction is None else correction
 
 
-def _var_forward(x: Tensor, dims: tuple, correction: Any, keepdim: bool) -> Tensor:
+def _var_forward(x: TensorBase, dims: tuple, correction: Any, keepdim: bool) -> TensorBase:
     n = numel([x._shape[d] for d in dims])
     mu = mean(x, dims, keepdim=True)
     total = sum((x - mu).square(), dims, keepdim=keepdim)
@@ -452,13 +453,13 @@ class Var(Function):
     _backward_name = "VarBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dims: tuple, correction: Any, keepdim: bool) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dims: tuple, correction: Any, keepdim: bool) -> TensorBase:
         ctx.save_for_backward(x)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         return _var_forward(x, dims, correction, keepdim)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (x,) = ctx.saved_tensors
         n = numel([x._shape[d] for d in ctx.dims])
         gb = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
@@ -470,14 +471,14 @@ class Std(Function):
     _backward_name = "StdBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dims: tuple, correction: Any, keepdim: bool) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dims: tuple, correction: Any, keepdim: bool) -> TensorBase:
         y = _var_forward(x, dims, correction, keepdim).sqrt()
         ctx.save_for_backward(x, y)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         return y
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         from .elementwise import where
         x, y = ctx.saved_tensors
         n = numel([x._shape[d] for d in ctx.dims])
@@ -489,43 +490,43 @@ class Std(Function):
         return where(yb == 0, 0.0, grad), None, None, None
 
 
-def _check_var_dtype(input: Tensor) -> None:
+def _check_var_dtype(input: TensorBase) -> None:
     if not input.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
 
 
-def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-        correction: Any = None) -> Tensor:
+def var(input: TensorBase, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> TensorBase:
     """Variance with Bessel's correction by default (``correction=1``)."""
     _check_var_dtype(input)
     dim, correction = _correction(dim, unbiased, correction)
     return Var.apply(input, _dims(input, dim), correction, keepdim)
 
 
-def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-        correction: Any = None) -> Tensor:
+def std(input: TensorBase, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> TensorBase:
     """Standard deviation: the square root of :func:`var`."""
     _check_var_dtype(input)
     dim, correction = _correction(dim, unbiased, correction)
     return Std.apply(input, _dims(input, dim), correction, keepdim)
 
 
-def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+def var_mean(input: TensorBase, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple:
     dim, correction = _correction(dim, unbiased, correction)
     return (var(input, dim, keepdim=keepdim, correction=correction),
             mean(input, _dims(input, dim), keepdim))
 
 
-def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+def std_mean(input: TensorBase, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
              correction: Any = None) -> tuple:
     dim, correction = _correction(dim, unbiased, correction)
     return (std(input, dim, keepdim=keepdim, correction=correction),
             mean(input, _dims(input, dim), keepdim))
 
 
-def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
-         dtype: Any = None) -> Tensor:
+def norm(input: TensorBase, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         dtype: Any = None) -> TensorBase:
     """Vector p-norm (``p='fro'`` is the 2-norm of all elements)."""
     if not input.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
@@ -547,7 +548,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
 # ---------------------------------------------------------------------------
 # logsumexp, softmax, log_softmax
 # ---------------------------------------------------------------------------
-def _stable_max(x: Tensor, dims: tuple) -> Tensor:
+def _stable_max(x: TensorBase, dims: tuple) -> TensorBase:
     """max over dims (keepdim), with infinities replaced by 0 so x - m never gives nan."""
     m = _raw.reduce(x, "max", dims, True, x.dtype)
     from .elementwise import where, isinf
@@ -558,7 +559,7 @@ class LogSumExp(Function):
     _backward_name = "LogsumexpBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dims: tuple, keepdim: bool) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool) -> TensorBase:
         m = _stable_max(x, dims)
         e = _raw.unary(_raw.arith(x, m, S.SUB), S.EXP)
         s = _raw.reduce(e, "sum", dims, True, x.dtype)
@@ -570,21 +571,21 @@ class LogSumExp(Function):
         return y
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         x, y = ctx.saved_tensors
         yb = _expand_back(y, x._shape, ctx.dims, ctx.keepdim)
         gb = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
         return gb * (x - yb).exp(), None, None
 
 
-def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+def logsumexp(input: TensorBase, dim: Any, keepdim: bool = False) -> TensorBase:
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
     if not input.dtype.is_floating_point:
         input = input.to(get_default_dtype())
     return LogSumExp.apply(input, _dims(input, dim), keepdim)
 
 
-def _softmax_rows(x: Tensor, dim: int, log: bool) -> Tensor:
+def _softmax_rows(x: TensorBase, dim: int, log: bool) -> TensorBase:
     """softmax / log_softmax of ``x`` along ``dim`` with the fused row kernel."""
     src = _raw.cast(x, _raw.compute_dtype(x.dtype))
     if src.numel() == 0:
@@ -595,7 +596,7 @@ def _softmax_rows(x: Tensor, dim: int, log: bool) -> Tensor:
     return _raw.cast(_raw.from_rows(out, src, dim), x.dtype)
 
 
-def _softmax_grad_rows(g: Tensor, y: Tensor, dim: int, log: bool) -> Tensor:
+def _softmax_grad_rows(g: TensorBase, y: TensorBase, dim: int, log: bool) -> TensorBase:
     """The fused backward of softmax / log_softmax (``y`` is the forward's output)."""
     dt = _raw.compute_dtype(y.dtype)
     if y.numel() == 0:
@@ -611,14 +612,14 @@ class Softmax(Function):
     _backward_name = "SoftmaxBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int) -> TensorBase:
         y = _softmax_rows(x, dim, log=False)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (y,) = ctx.saved_tensors
         if is_grad_enabled():      # create_graph: the formula, so it can be differentiated
             return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
@@ -629,21 +630,21 @@ class LogSoftmax(Function):
     _backward_name = "LogSoftmaxBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int) -> TensorBase:
         y = _softmax_rows(x, dim, log=True)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         (y,) = ctx.saved_tensors
         if is_grad_enabled():      # create_graph: the formula, so it can be differentiated
             return g - y.exp() * g.sum(ctx.dim, keepdim=True), None
         return _softmax_grad_rows(g, y, ctx.dim, log=True), None
 
 
-def _softmax_input(input: Tensor, dim: Any, dtype: Any) -> tuple:
+def _softmax_input(input: TensorBase, dim: Any, dtype: Any) -> tuple:
     if dtype is not None:
         input = input.to(as_dtype(dtype))
     elif not input.dtype.is_floating_point:
@@ -654,7 +655,7 @@ def _softmax_input(input: Tensor, dim: Any, dtype: Any) -> tuple:
     return input, normalize_dim(dim, input.dim())
 
 
-def softmax(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
+def softmax(input: TensorBase, dim: Any = None, dtype: Any = None) -> TensorBase:
     """``exp(x) / sum(exp(x))`` along ``dim``: non-negative, sums to 1."""
     input, d = _softmax_input(input, dim, dtype)
     if input.dim() == 0:
@@ -662,7 +663,7 @@ def softmax(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
     return Softmax.apply(input, d)
 
 
-def log_softmax(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
+def log_softmax(input: TensorBase, dim: Any = None, dtype: Any = None) -> TensorBase:
     """``log(softmax(x))`` computed stably as ``x - logsumexp(x)``."""
     input, d = _softmax_input(input, dim, dtype)
     if input.dim() == 0:
@@ -677,12 +678,12 @@ class CumSum(Function):
     _backward_name = "CumsumBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, dt: dtype_cls) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, dt: dtype_cls) -> TensorBase:
         ctx.dim = dim
         return _raw.scan(x, "cumsum", dim, dt)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         from .views import flip
         return flip(cumsum(flip(g, (ctx.dim,)), ctx.dim), (ctx.dim,)), None, None
 
@@ -691,14 +692,14 @@ class CumProd(Function):
     _backward_name = "CumprodBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, dt: dtype_cls) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int, dt: dtype_cls) -> TensorBase:
         y = _raw.scan(x, "cumprod", dim, dt)
         ctx.save_for_backward(x, y)
         ctx.dim = dim
         return y
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         x, y = ctx.saved_tensors
         from .views import flip
         d = ctx.dim
@@ -719,11 +720,41 @@ class CumProd(Function):
         return stack(cols, -1).movedim(-1, d), None, None
 
 
-def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumsum(input: TensorBase, dim: int, *, dtype: Any = None) -> TensorBase:
     d = normalize_dim(dim, input.dim())
     return CumSum.apply(input, d, _sum_dtype(input, dtype))
 
 
-def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumprod(input: TensorBase, dim: int, *, dtype: Any = None) -> TensorBase:
     d = normalize_dim(dim, input.dim())
     return CumProd.apply(input, d, _sum_dtype(input, dtype))
+
+
+# ---------------------------------------------------------------------------
+# The public forms of this module's ops (see ops/registry.py):
+# minitorch.<name>, Tensor.<name> and, with inplace=True, Tensor.<name>_
+# ---------------------------------------------------------------------------
+declare(all)
+declare(amax)
+declare(amin)
+declare(aminmax)
+declare(any)
+declare(argmax)
+declare(argmin)
+declare(count_nonzero)
+declare(cumprod, inplace=True)
+declare(cumsum, inplace=True)
+declare(log_softmax)
+declare(logsumexp)
+declare(max)
+declare(mean)
+declare(min)
+declare(nansum)
+declare(norm)
+declare(prod)
+declare(softmax)
+declare(std)
+declare(std_mean, method=False)
+declare(sum)
+declare(var)
+declare(var_mean, method=False)

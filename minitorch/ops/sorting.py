@@ -31,9 +31,11 @@ from ..autograd.function import Function
 from ..dtype import float16, float32, int64
 from ..layout import contiguous_strides, normalize_dim, numel
 from ..storage import UntypedStorage
-from ..tensor import Tensor
+from ..tensor_base import TensorBase
 from . import _raw
+from .elementwise import write_out
 from .reduction import return_types
+from .registry import declare
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "unique"]
 
@@ -41,19 +43,19 @@ __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "unique"]
 # ---------------------------------------------------------------------------
 # The shared step: sort every row along one dim
 # ---------------------------------------------------------------------------
-def _wrap(data: Any, shape: tuple, dt: Any, device: Any) -> Tensor:
+def _wrap(data: Any, shape: tuple, dt: Any, device: Any) -> TensorBase:
     """A contiguous tensor over a backend buffer."""
-    return Tensor._make(UntypedStorage(data.reshape(-1), device), tuple(shape),
+    return TensorBase._make(UntypedStorage(data.reshape(-1), device), tuple(shape),
                         contiguous_strides(shape), 0, dt)
 
 
-def _permuted(t: Tensor, perm: list) -> Tensor:
+def _permuted(t: TensorBase, perm: list) -> TensorBase:
     """A header with dims reordered (no copy, no history)."""
-    return Tensor._make(t._storage, tuple(t._shape[p] for p in perm),
+    return TensorBase._make(t._storage, tuple(t._shape[p] for p in perm),
                         tuple(t._stride[p] for p in perm), t._offset, t.dtype)
 
 
-def _sort_raw(x: Tensor, dim: int, descending: bool, keep_compute_dtype: bool = False,
+def _sort_raw(x: TensorBase, dim: int, descending: bool, keep_compute_dtype: bool = False,
               k: int | None = None) -> tuple:
     """``(values, indices)``: ``x`` stably sorted along ``dim``; both contiguous.
 
@@ -61,10 +63,10 @@ def _sort_raw(x: Tensor, dim: int, descending: bool, keep_compute_dtype: bool = 
     there); the backend may then select instead of sorting.
     """
     if x.dim() == 0:      # one element; PyTorch returns it even for k == 0
-        v, i = _sort_raw(Tensor._make(x._storage, (1,), (1,), x._offset, x.dtype), 0,
+        v, i = _sort_raw(TensorBase._make(x._storage, (1,), (1,), x._offset, x.dtype), 0,
                          descending, keep_compute_dtype)
-        return (Tensor._make(v._storage, (), (), 0, v.dtype),
-                Tensor._make(i._storage, (), (), 0, int64))
+        return (TensorBase._make(v._storage, (), (), 0, v.dtype),
+                TensorBase._make(i._storage, (), (), 0, int64))
     n = x._shape[dim]
     perm = [d for d in range(x.dim()) if d != dim] + [dim]
     moved = _permuted(x, perm)
@@ -85,27 +87,27 @@ def _sort_raw(x: Tensor, dim: int, descending: bool, keep_compute_dtype: bool = 
     return values, indices
 
 
-def _narrow(t: Tensor, dim: int, start: int, length: int) -> Tensor:
+def _narrow(t: TensorBase, dim: int, start: int, length: int) -> TensorBase:
     """Contiguous copy of ``t[..., start:start+length, ...]`` along ``dim`` (raw)."""
     if t.dim() == 0:
         return t
     shape = list(t._shape)
     shape[dim] = length
-    view = Tensor._make(t._storage, tuple(shape), t._stride,
+    view = TensorBase._make(t._storage, tuple(shape), t._stride,
                         t._offset + start * t._stride[dim], t.dtype)
     return _raw.contiguous(view) if length != t._shape[dim] else t
 
 
-def _drop_dim(t: Tensor, dim: int, keepdim: bool) -> Tensor:
+def _drop_dim(t: TensorBase, dim: int, keepdim: bool) -> TensorBase:
     """Remove the size-1 ``dim`` of a contiguous tensor unless ``keepdim``."""
     if keepdim or t.dim() == 0:
         return t
     shape = t._shape[:dim] + t._shape[dim + 1:]
-    return Tensor._make(t._storage, shape, contiguous_strides(shape), t._offset, t.dtype)
+    return TensorBase._make(t._storage, shape, contiguous_strides(shape), t._offset, t.dtype)
 
 
-def _select_backward(g: Tensor, dim: int, indices: Tensor, shape: tuple, keepdim: bool
-                     ) -> Tensor:
+def _select_backward(g: TensorBase, dim: int, indices: TensorBase, shape: tuple, keepdim: bool
+                     ) -> TensorBase:
     """Gradient of values picked at ``indices`` along ``dim``: ``g`` scattered into zeros."""
     from .indexing import scatter
     if not shape:
@@ -118,16 +120,15 @@ def _select_backward(g: Tensor, dim: int, indices: Tensor, shape: tuple, keepdim
     return scatter(zeros, dim, indices, g)
 
 
-def _dim_size(x: Tensor, dim: int) -> int:
+def _dim_size(x: TensorBase, dim: int) -> int:
     return x._shape[dim] if x.dim() else 1
 
 
-def _write_out(result: tuple, out: Any) -> tuple:
+def write_pair_out(result: tuple, out: Any) -> tuple:
     """Copy a ``(values, indices)`` result into the user's ``out=(values, indices)``."""
     if out is None:
         return result
-    from .elementwise import _write_out as write
-    return type(result)(write(result[0], out[0]), write(result[1], out[1]))
+    return type(result)(write_out(result[0], out[0]), write_out(result[1], out[1]))
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +138,7 @@ class Sort(Function):
     _backward_name = "SortBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, descending: bool) -> tuple:
+    def forward(ctx: Any, x: TensorBase, dim: int, descending: bool) -> tuple:
         values, indices = _sort_raw(x, dim, descending)
         ctx.dim, ctx.shape = dim, x._shape
         ctx.mark_non_differentiable(indices)
@@ -145,7 +146,7 @@ class Sort(Function):
         return values, indices
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor, _g_indices: Any):
+    def backward(ctx: Any, g: TensorBase, _g_indices: Any):
         (indices,) = ctx.saved_tensors
         return _select_backward(g, ctx.dim, indices, ctx.shape, True), None, None
 
@@ -154,7 +155,7 @@ class SortStable(Sort):
     _backward_name = "SortBackward1"
 
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: Any = None,
+def sort(input: TensorBase, dim: int = -1, descending: bool = False, *, stable: Any = None,
          out: Any = None) -> Any:
     """``(values, indices)``: ``input`` sorted along ``dim``, and where each value came from.
 
@@ -167,17 +168,17 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: Any 
     d = normalize_dim(dim, input.dim())
     cls = Sort if stable is None else SortStable
     values, indices = cls.apply(input, d, bool(descending))
-    return _write_out(return_types.sort(values, indices), out)
+    return write_pair_out(return_types.sort(values, indices), out)
 
 
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
-            stable: bool = False) -> Tensor:
+def argsort(input: TensorBase, dim: int = -1, descending: bool = False, *,
+            stable: bool = False) -> TensorBase:
     """The positions that sort ``input`` along ``dim`` (``sort(...).indices``)."""
     d = normalize_dim(dim, input.dim())
     return _sort_raw(input, d, bool(descending))[1]
 
 
-def msort(input: Tensor) -> Tensor:
+def msort(input: TensorBase) -> TensorBase:
     """``input`` sorted along its first dim."""
     return sort(input, 0).values
 
@@ -189,7 +190,7 @@ class Topk(Function):
     _backward_name = "TopkBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, k: int, dim: int, largest: bool) -> tuple:
+    def forward(ctx: Any, x: TensorBase, k: int, dim: int, largest: bool) -> tuple:
         values, indices = _sort_raw(x, dim, largest, k=k)
         ctx.dim, ctx.shape = dim, x._shape
         ctx.mark_non_differentiable(indices)
@@ -197,12 +198,12 @@ class Topk(Function):
         return values, indices
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor, _g_indices: Any):
+    def backward(ctx: Any, g: TensorBase, _g_indices: Any):
         (indices,) = ctx.saved_tensors
         return _select_backward(g, ctx.dim, indices, ctx.shape, True), None, None, None
 
 
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True,
+def topk(input: TensorBase, k: int, dim: int = -1, largest: bool = True, sorted: bool = True,
          *, out: Any = None) -> Any:
     """The ``k`` largest (or smallest) elements along ``dim`` and their positions.
 
@@ -214,14 +215,14 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if k < 0 or k > _dim_size(input, d):
         raise RuntimeError("selected index k out of range")
     values, indices = Topk.apply(input, k, d, bool(largest))
-    return _write_out(return_types.topk(values, indices), out)
+    return write_pair_out(return_types.topk(values, indices), out)
 
 
 class Kthvalue(Function):
     _backward_name = "KthvalueBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, k: int, dim: int, keepdim: bool) -> tuple:
+    def forward(ctx: Any, x: TensorBase, k: int, dim: int, keepdim: bool) -> tuple:
         values, indices = _sort_raw(x, dim, False, k=k)
         values = _drop_dim(_narrow(values, dim, k - 1, 1), dim, keepdim)
         indices = _drop_dim(_narrow(indices, dim, k - 1, 1), dim, keepdim)
@@ -231,18 +232,18 @@ class Kthvalue(Function):
         return values, indices
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor, _g_indices: Any):
+    def backward(ctx: Any, g: TensorBase, _g_indices: Any):
         (indices,) = ctx.saved_tensors
         return (_select_backward(g, ctx.dim, indices, ctx.shape, ctx.keepdim), None, None,
                 None)
 
 
-def _check_reduction_dim(name: str, input: Tensor, d: int) -> None:
+def _check_reduction_dim(name: str, input: TensorBase, d: int) -> None:
     if input.dim() and input._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
+def kthvalue(input: TensorBase, k: int, dim: int = -1, keepdim: bool = False, *,
              out: Any = None) -> Any:
     """The ``k``-th smallest element (``k`` counts from 1) along ``dim``, and its position."""
     d = normalize_dim(dim, input.dim())
@@ -251,7 +252,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
     if k < 1 or k > _dim_size(input, d):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     values, indices = Kthvalue.apply(input, k, d, bool(keepdim))
-    return _write_out(return_types.kthvalue(values, indices), out)
+    return write_pair_out(return_types.kthvalue(values, indices), out)
 
 
 # ---------------------------------------------------------------------------
@@ -261,23 +262,23 @@ class MedianAll(Function):
     _backward_name = "MedianBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor) -> Tensor:
+    def forward(ctx: Any, x: TensorBase) -> TensorBase:
         flat = _raw.contiguous(x)
-        flat = Tensor._make(flat._storage, (flat.numel(),), (1,), flat._offset, flat.dtype)
+        flat = TensorBase._make(flat._storage, (flat.numel(),), (1,), flat._offset, flat.dtype)
         values, _ = _sort_raw(flat, 0, False)
         n = values.numel()
         if n == 0:
             out = _raw.empty((), x.dtype, x.device)
             out._backend.fill(out._operand(), float("nan"))
         else:
-            last = Tensor._make(values._storage, (), (), n - 1, values.dtype)
+            last = TensorBase._make(values._storage, (), (), n - 1, values.dtype)
             pos = n - 1 if last.item() != last.item() else (n - 1) // 2   # NaN wins
-            out = _copy(Tensor._make(values._storage, (), (), pos, values.dtype))
+            out = _copy(TensorBase._make(values._storage, (), (), pos, values.dtype))
         ctx.save_for_backward(x, out)
         return out
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         x, value = ctx.saved_tensors
         # PyTorch spreads the gradient evenly over every element equal to the median.
         from .elementwise import isnan
@@ -286,7 +287,7 @@ class MedianAll(Function):
         return g * hit / hit.sum()
 
 
-def _copy(t: Tensor) -> Tensor:
+def _copy(t: TensorBase) -> TensorBase:
     from .views import _copy as copy
     return copy(t)
 
@@ -295,7 +296,7 @@ class MedianDim(Function):
     _backward_name = "MedianBackward1"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, keepdim: bool) -> tuple:
+    def forward(ctx: Any, x: TensorBase, dim: int, keepdim: bool) -> tuple:
         from .elementwise import isnan, where
         values, indices = _sort_raw(x, dim, False)
         n = _dim_size(x, dim)
@@ -317,12 +318,12 @@ class MedianDim(Function):
         return values_k, indices_k
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor, _g_indices: Any):
+    def backward(ctx: Any, g: TensorBase, _g_indices: Any):
         (indices,) = ctx.saved_tensors
         return _select_backward(g, ctx.dim, indices, ctx.shape, ctx.keepdim), None, None
 
 
-def median(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
+def median(input: TensorBase, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Any:
     """The lower median: with ``dim``, ``(values, indices)`` along it; without, one value.
 
     For an even count this is the smaller of the two middle elements (not
@@ -333,7 +334,7 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = 
     d = normalize_dim(dim, input.dim())
     _check_reduction_dim("median", input, d)
     values, indices = MedianDim.apply(input, d, bool(keepdim))
-    return _write_out(return_types.median(values, indices), out)
+    return write_pair_out(return_types.median(values, indices), out)
 
 
 # ---------------------------------------------------------------------------
@@ -345,9 +346,9 @@ class Unique(Function):
     _backward_name = "Unique2Backward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor) -> tuple:
+    def forward(ctx: Any, x: TensorBase) -> tuple:
         flat = _raw.contiguous(x)
-        flat = Tensor._make(flat._storage, (flat.numel(),), (1,), flat._offset, flat.dtype)
+        flat = TensorBase._make(flat._storage, (flat.numel(),), (1,), flat._offset, flat.dtype)
         values, order = _sort_raw(flat, 0, False, keep_compute_dtype=True)
         uniq, inverse, counts = x._backend.unique_sorted(
             values._storage._data[:values.numel()], order._storage._data[:order.numel()])
@@ -362,7 +363,7 @@ class Unique(Function):
         raise RuntimeError("derivative for aten::_unique2 is not implemented")
 
 
-def _unique_dim(x: Tensor, dim: int) -> tuple:
+def _unique_dim(x: TensorBase, dim: int) -> tuple:
     """Unique slices along ``dim``, sorted lexicographically (built from stable sorts)."""
     from .indexing import index_select
     from .views import cat
@@ -395,12 +396,12 @@ def _unique_dim(x: Tensor, dim: int) -> tuple:
     return uniq, inverse, counts
 
 
-def _raw_arange(n: int, device: Any) -> Tensor:
+def _raw_arange(n: int, device: Any) -> TensorBase:
     from .creation import arange
     return arange(n, device=device)
 
 
-def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
+def unique(input: TensorBase, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim: int | None = None) -> Any:
     """The distinct values of ``input``, ascending (``sorted=False`` sorts too).
 
@@ -420,3 +421,16 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
     if return_counts:
         return values, counts
     return values
+
+
+# ---------------------------------------------------------------------------
+# The public forms of this module's ops (see ops/registry.py):
+# minitorch.<name>, Tensor.<name> and, with inplace=True, Tensor.<name>_
+# ---------------------------------------------------------------------------
+declare(argsort)
+declare(kthvalue)
+declare(median)
+declare(msort)
+declare(sort)
+declare(topk)
+declare(unique)

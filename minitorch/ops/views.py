@@ -19,9 +19,10 @@ from typing import Any, Callable, Sequence
 from ..autograd.function import Function
 from ..layout import (contiguous_strides, expand_strides, infer_size, is_contiguous,
                       normalize_dim, normalize_dims, numel, storage_span, view_strides)
-from ..tensor import Size, Tensor
+from ..tensor_base import Size, TensorBase
 from ..memory_format import contiguous_format, preserve_format
 from . import _raw
+from .registry import declare
 
 __all__ = ["view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
            "flatten", "unflatten", "narrow", "select", "split", "chunk", "unbind", "movedim",
@@ -32,8 +33,8 @@ __all__ = ["view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "e
 Layout = tuple  # (shape, stride, offset)
 
 
-def _view_of(x: Tensor, shape: tuple, stride: tuple, offset: int) -> Tensor:
-    return Tensor._make(x._storage, tuple(shape), tuple(stride), offset, x.dtype, base=x)
+def _view_of(x: TensorBase, shape: tuple, stride: tuple, offset: int) -> TensorBase:
+    return TensorBase._make(x._storage, tuple(shape), tuple(stride), offset, x.dtype, base=x)
 
 
 def _shape_arg(shape: Sequence) -> tuple:
@@ -50,7 +51,7 @@ class View(Function):
     _backward_name = "ViewBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, shape: tuple) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, shape: tuple) -> TensorBase:
         shape = infer_size(shape, x.numel())
         strides = view_strides(x._shape, x._stride, shape)
         if strides is None:
@@ -61,7 +62,7 @@ class View(Function):
         return _view_of(x, shape, strides, x._offset)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return reshape(g, ctx.in_shape), None
 
 
@@ -71,26 +72,26 @@ class _UnsafeView(Function):
     _backward_name = "UnsafeViewBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, shape: tuple) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, shape: tuple) -> TensorBase:
         ctx.in_shape = x._shape
         c = _raw.contiguous(x)
         if c is x:
             c = _raw.cast(x, x.dtype) if False else _copy(x)
-        return Tensor._make(c._storage, shape, contiguous_strides(shape), 0, x.dtype)
+        return TensorBase._make(c._storage, shape, contiguous_strides(shape), 0, x.dtype)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return reshape(g, ctx.in_shape), None
 
 
-def _copy(x: Tensor, memory_format: Any = None) -> Tensor:
+def _copy(x: TensorBase, memory_format: Any = None) -> TensorBase:
     """A copy of ``x`` laid out by ``memory_format`` (default: in ``x``'s own memory order)."""
     out = _raw.empty_like(x, memory_format=memory_format)
     x._backend.copy(x._operand(), out._operand())
     return out
 
 
-def view(x: Tensor, *shape: Any) -> Tensor:
+def view(x: TensorBase, *shape: Any) -> TensorBase:
     """Same storage, new shape; raises where the strides do not allow it (see layout.view_strides)."""
     from ..dtype import as_dtype, dtype
     if len(shape) == 1 and isinstance(shape[0], (dtype, str)) or (
@@ -101,7 +102,7 @@ def view(x: Tensor, *shape: Any) -> Tensor:
     return View.apply(x, _shape_arg(shape))
 
 
-def _view_dtype(x: Tensor, dt: Any) -> Tensor:
+def _view_dtype(x: TensorBase, dt: Any) -> TensorBase:
     if dt is x.dtype:
         return x
     from ..storage import UntypedStorage
@@ -134,10 +135,10 @@ def _view_dtype(x: Tensor, dt: Any) -> Tensor:
         raise RuntimeError(f"view(dtype): the storage of {buf.shape[0] * old} bytes is not a "
                            f"whole number of {dt} elements")
     storage = UntypedStorage(buf.view(dt.np), x.device)
-    return Tensor._make(storage, tuple(shape), tuple(stride), offset, dt, base=x)
+    return TensorBase._make(storage, tuple(shape), tuple(stride), offset, dt, base=x)
 
 
-def reshape(x: Tensor, *shape: Any) -> Tensor:
+def reshape(x: TensorBase, *shape: Any) -> TensorBase:
     """A view when the strides allow it, else a contiguous copy."""
     shape = infer_size(_shape_arg(shape), x.numel())
     if view_strides(x._shape, x._stride, shape) is not None:
@@ -145,7 +146,7 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
     return _UnsafeView.apply(x, shape)
 
 
-def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+def flatten(x: TensorBase, start_dim: int = 0, end_dim: int = -1) -> TensorBase:
     if x.dim() == 0:
         return reshape(x, (1,))
     s = normalize_dim(start_dim, x.dim())
@@ -158,7 +159,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, shape)
 
 
-def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+def unflatten(x: TensorBase, dim: int, sizes: Sequence[int]) -> TensorBase:
     d = normalize_dim(dim, x.dim())
     sizes = infer_size(tuple(sizes), x._shape[d])
     return view(x, x._shape[:d] + tuple(sizes) + x._shape[d + 1:])
@@ -171,7 +172,7 @@ class Transpose(Function):
     _backward_name = "TransposeBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, d0: int, d1: int) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, d0: int, d1: int) -> TensorBase:
         ctx.dims = (d0, d1)
         shape, stride = list(x._shape), list(x._stride)
         shape[d0], shape[d1] = shape[d1], shape[d0]
@@ -179,7 +180,7 @@ class Transpose(Function):
         return _view_of(x, shape, stride, x._offset)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return transpose(g, *ctx.dims), None, None
 
 
@@ -187,7 +188,7 @@ class T(Transpose):
     _backward_name = "TBackward0"
 
 
-def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+def transpose(x: TensorBase, dim0: int, dim1: int) -> TensorBase:
     n = x.dim()
     return Transpose.apply(x, normalize_dim(dim0, n) if n else 0, normalize_dim(dim1, n) if n
                            else 0) if n else _alias_view(x)
@@ -196,11 +197,11 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 swapaxes = transpose
 
 
-def _alias_view(x: Tensor) -> Tensor:
+def _alias_view(x: TensorBase) -> TensorBase:
     return View.apply(x, x._shape)
 
 
-def t(x: Tensor) -> Tensor:
+def t(x: TensorBase) -> TensorBase:
     """Transpose a matrix (a 0-d or 1-d tensor is returned as is)."""
     if x.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.dim()}D")
@@ -213,20 +214,20 @@ class Permute(Function):
     _backward_name = "PermuteBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dims: tuple) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dims: tuple) -> TensorBase:
         ctx.dims = dims
         return _view_of(x, [x._shape[d] for d in dims], [x._stride[d] for d in dims],
                         x._offset)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         inverse = [0] * len(ctx.dims)
         for i, d in enumerate(ctx.dims):
             inverse[d] = i
         return permute(g, tuple(inverse)), None
 
 
-def permute(x: Tensor, *dims: Any) -> Tensor:
+def permute(x: TensorBase, *dims: Any) -> TensorBase:
     dims = _shape_arg(dims)
     if len(dims) != x.dim():
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -236,7 +237,7 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
     return Permute.apply(x, normalize_dims(dims, x.dim()))
 
 
-def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
+def movedim(x: TensorBase, source: Any, destination: Any) -> TensorBase:
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
     if len(src) != len(dst):
@@ -261,14 +262,14 @@ class Squeeze(Function):
     _backward_name = "SqueezeBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dims: tuple) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dims: tuple) -> TensorBase:
         ctx.in_shape = x._shape
         keep = [d for d in range(x.dim()) if not (d in dims and x._shape[d] == 1)]
         return _view_of(x, [x._shape[d] for d in keep], [x._stride[d] for d in keep],
                         x._offset)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return reshape(g, ctx.in_shape), None
 
 
@@ -276,7 +277,7 @@ class SqueezeDim(Squeeze):
     _backward_name = "SqueezeBackward1"
 
 
-def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+def squeeze(x: TensorBase, dim: Any = None) -> TensorBase:
     if dim is None:
         return Squeeze.apply(x, tuple(range(x.dim())))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
@@ -290,7 +291,7 @@ class Unsqueeze(Function):
     _backward_name = "UnsqueezeBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dim: int) -> TensorBase:
         ctx.dim = dim
         shape, stride = list(x._shape), list(x._stride)
         # The new dim's stride: anything works for size 1; PyTorch uses this.
@@ -300,15 +301,15 @@ class Unsqueeze(Function):
         return _view_of(x, shape, stride, x._offset)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return squeeze(g, ctx.dim), None
 
 
-def unsqueeze(x: Tensor, dim: int) -> Tensor:
+def unsqueeze(x: TensorBase, dim: int) -> TensorBase:
     return Unsqueeze.apply(x, normalize_dim(dim, x.dim() + 1))
 
 
-def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
+def sum_to_shape(g: TensorBase, shape: tuple) -> TensorBase:
     """Sum ``g`` over broadcast dimensions so that it has ``shape`` (backward of broadcasting)."""
     if g._shape == tuple(shape):
         return g
@@ -327,21 +328,21 @@ class Expand(Function):
     _backward_name = "ExpandBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, shape: tuple) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, shape: tuple) -> TensorBase:
         ctx.in_shape = x._shape
         new_shape, strides = expand_strides(x._shape, x._stride, shape)
         return _view_of(x, new_shape, strides, x._offset)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return sum_to_shape(g, ctx.in_shape), None
 
 
-def expand(x: Tensor, *sizes: Any) -> Tensor:
+def expand(x: TensorBase, *sizes: Any) -> TensorBase:
     return Expand.apply(x, _shape_arg(sizes))
 
 
-def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
+def broadcast_to(x: TensorBase, shape: Sequence[int]) -> TensorBase:
     return expand(x, tuple(shape))
 
 
@@ -354,14 +355,14 @@ class _StridedView(Function):
     _backward_name = "AsStridedBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, fn: Callable) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, fn: Callable) -> TensorBase:
         ctx.in_shape = x._shape
         ctx.fn = fn
         shape, stride, offset = fn(x._shape, x._stride, x._offset)
         return _view_of(x, shape, stride, offset)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return _ViewScatter.apply(g, ctx.in_shape, ctx.fn), None
 
 
@@ -371,7 +372,7 @@ class _ViewScatter(Function):
     _backward_name = "AsStridedScatterBackward0"
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, in_shape: tuple, fn: Callable) -> Tensor:
+    def forward(ctx: Any, g: TensorBase, in_shape: tuple, fn: Callable) -> TensorBase:
         ctx.fn = fn
         out = _raw.empty(in_shape, g.dtype, g.device)
         out._backend.fill(out._operand(), 0)
@@ -381,11 +382,11 @@ class _ViewScatter(Function):
         return out
 
     @staticmethod
-    def backward(ctx: Any, gg: Tensor):
+    def backward(ctx: Any, gg: TensorBase):
         return strided_view(gg, ctx.fn), None, None
 
 
-def strided_view(x: Tensor, fn: Callable, name: str = "AsStridedBackward0") -> Tensor:
+def strided_view(x: TensorBase, fn: Callable, name: str = "AsStridedBackward0") -> TensorBase:
     cls = _VIEW_CLASSES.get(name)
     if cls is None:
         cls = _VIEW_CLASSES[name] = type(name.replace("Backward0", "").replace("Backward1", ""),
@@ -396,7 +397,7 @@ def strided_view(x: Tensor, fn: Callable, name: str = "AsStridedBackward0") -> T
 _VIEW_CLASSES: dict = {}
 
 
-def select(x: Tensor, dim: int, index: int) -> Tensor:
+def select(x: TensorBase, dim: int, index: int) -> TensorBase:
     """``x[..., index, ...]`` along ``dim``: a view with that dim removed."""
     if x.dim() == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -412,7 +413,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     return strided_view(x, fn, "SelectBackward0")
 
 
-def narrow(x: Tensor, dim: int, start: Any, length: int) -> Tensor:
+def narrow(x: TensorBase, dim: int, start: Any, length: int) -> TensorBase:
     if x.dim() == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = normalize_dim(dim, x.dim())
@@ -429,7 +430,7 @@ def narrow(x: Tensor, dim: int, start: Any, length: int) -> Tensor:
     return _slice(x, d, start, start + length, 1)
 
 
-def _slice(x: Tensor, d: int, start: int, stop: int, step: int) -> Tensor:
+def _slice(x: TensorBase, d: int, start: int, stop: int, step: int) -> TensorBase:
     n = max(0, (stop - start + step - 1) // step)
 
     def fn(shape, stride, offset, d=d, start=start, n=n, step=step):
@@ -439,7 +440,7 @@ def _slice(x: Tensor, d: int, start: int, stop: int, step: int) -> Tensor:
     return strided_view(x, fn, "SliceBackward0")
 
 
-def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
+def split(x: TensorBase, split_size_or_sections: Any, dim: int = 0) -> tuple:
     d = normalize_dim(dim, x.dim())
     size = x._shape[d]
     if isinstance(split_size_or_sections, int):
@@ -461,7 +462,7 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     return tuple(out)
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+def chunk(x: TensorBase, chunks: int, dim: int = 0) -> tuple:
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = normalize_dim(dim, x.dim())
@@ -472,7 +473,7 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(x, step, d)
 
 
-def tensor_split(x: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
+def tensor_split(x: TensorBase, indices_or_sections: Any, dim: int = 0) -> tuple:
     d = normalize_dim(dim, x.dim())
     size = x._shape[d]
     if isinstance(indices_or_sections, int):
@@ -484,12 +485,12 @@ def tensor_split(x: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
     return tuple(_slice(x, d, a, max(a, b), 1) for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-def unbind(x: Tensor, dim: int = 0) -> tuple:
+def unbind(x: TensorBase, dim: int = 0) -> tuple:
     d = normalize_dim(dim, x.dim())
     return tuple(select(x, d, i) for i in range(x._shape[d]))
 
 
-def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+def diagonal(x: TensorBase, offset: int = 0, dim1: int = 0, dim2: int = 1) -> TensorBase:
     a = normalize_dim(dim1, x.dim())
     b = normalize_dim(dim2, x.dim())
     if a == b:
@@ -508,8 +509,8 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     return strided_view(x, fn, "DiagonalBackward0")
 
 
-def as_strided(x: Tensor, size: Sequence[int], stride: Sequence[int],
-               storage_offset: int | None = None) -> Tensor:
+def as_strided(x: TensorBase, size: Sequence[int], stride: Sequence[int],
+               storage_offset: int | None = None) -> TensorBase:
     """A view with any geometry over ``x``'s storage (checked to stay inside it)."""
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
@@ -540,13 +541,13 @@ class AsStrided(Function):
     _backward_name = "AsStridedBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, size: tuple, stride: tuple, offset: int) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, size: tuple, stride: tuple, offset: int) -> TensorBase:
         ctx.geometry = ((x._shape, x._stride, x._offset), (size, stride, offset),
                         x._storage._data.shape[0])
         return _view_of(x, size, stride, offset)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return _StorageRoute.apply(g, ctx.geometry, False), None, None, None
 
 
@@ -570,7 +571,7 @@ class _StorageRoute(Function):
     _backward_name = "AsStridedBackward0"
 
     @staticmethod
-    def forward(ctx: Any, g: Tensor, geometry: tuple, reverse: bool) -> Tensor:
+    def forward(ctx: Any, g: TensorBase, geometry: tuple, reverse: bool) -> TensorBase:
         import numpy as np
         from .creation import tensor
         ctx.geometry, ctx.reverse = geometry, reverse
@@ -583,7 +584,7 @@ class _StorageRoute(Function):
         return tensor(out.astype(g.dtype.np), device=g.device)
 
     @staticmethod
-    def backward(ctx: Any, gg: Tensor):
+    def backward(ctx: Any, gg: TensorBase):
         return _StorageRoute.apply(gg, ctx.geometry, not ctx.reverse), None, None
 
 
@@ -594,20 +595,20 @@ class Clone(Function):
     _backward_name = "CloneBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, memory_format: Any = None) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, memory_format: Any = None) -> TensorBase:
         return _copy(x, memory_format)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return g, None
 
 
-def clone(x: Tensor, *, memory_format: Any = None) -> Tensor:
+def clone(x: TensorBase, *, memory_format: Any = None) -> TensorBase:
     """A copy with its own storage; by default laid out like ``x`` (``preserve_format``)."""
     return Clone.apply(x, memory_format)
 
 
-def contiguous(x: Tensor, memory_format: Any = contiguous_format) -> Tensor:
+def contiguous(x: TensorBase, memory_format: Any = contiguous_format) -> TensorBase:
     """``x`` itself if already contiguous (in ``memory_format``), else a contiguous copy."""
     if memory_format is None:
         memory_format = contiguous_format
@@ -618,16 +619,16 @@ def contiguous(x: Tensor, memory_format: Any = contiguous_format) -> Tensor:
     return Clone.apply(x, memory_format)
 
 
-def detach(x: Tensor) -> Tensor:
+def detach(x: TensorBase) -> TensorBase:
     """A new leaf that shares storage (and version counter) but has no history."""
-    return Tensor._make(x._storage, x._shape, x._stride, x._offset, x.dtype, base=x)
+    return TensorBase._make(x._storage, x._shape, x._stride, x._offset, x.dtype, base=x)
 
 
 class Cat(Function):
     _backward_name = "CatBackward0"
 
     @staticmethod
-    def forward(ctx: Any, dim: int, *tensors: Tensor) -> Tensor:
+    def forward(ctx: Any, dim: int, *tensors: TensorBase) -> TensorBase:
         ctx.dim = dim
         ctx.sizes = [t._shape[dim] if t.dim() else 0 for t in tensors]
         ref = next(t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0))
@@ -650,7 +651,7 @@ class Cat(Function):
         return out
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         grads, start = [], 0
         for n in ctx.sizes:
             grads.append(_slice(g, ctx.dim, start, start + n, 1) if n or g.dim() else None)
@@ -658,12 +659,12 @@ class Cat(Function):
         return (None, *grads)
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+def cat(tensors: Sequence[TensorBase], dim: int = 0, *, out: TensorBase | None = None) -> TensorBase:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for t_ in tensors:
-        if not isinstance(t_, Tensor):
+        if not isinstance(t_, TensorBase):
             raise TypeError(f"expected Tensor as element {tensors.index(t_)} in argument 0, "
                             f"but got {type(t_).__name__}")
     _raw.check_same_device(*tensors)
@@ -697,7 +698,7 @@ concat = cat
 concatenate = cat
 
 
-def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+def stack(tensors: Sequence[TensorBase], dim: int = 0, *, out: TensorBase | None = None) -> TensorBase:
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -721,21 +722,21 @@ class Stack(Function):
     _backward_name = "StackBackward0"
 
     @staticmethod
-    def forward(ctx: Any, dim: int, *tensors: Tensor) -> Tensor:
+    def forward(ctx: Any, dim: int, *tensors: TensorBase) -> TensorBase:
         ctx.dim = dim
         return Cat.forward(ctx, dim, *[unsqueeze(t_, dim) for t_ in tensors])
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return (None, *unbind(g, ctx.dim))
 
 
-def hstack(tensors: Sequence[Tensor]) -> Tensor:
+def hstack(tensors: Sequence[TensorBase]) -> TensorBase:
     tensors = [t_ if t_.dim() else reshape(t_, (1,)) for t_ in tensors]
     return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
-def vstack(tensors: Sequence[Tensor]) -> Tensor:
+def vstack(tensors: Sequence[TensorBase]) -> TensorBase:
     return cat([t_ if t_.dim() >= 2 else reshape(t_, (1, -1)) for t_ in tensors], 0)
 
 
@@ -743,7 +744,7 @@ class Flip(Function):
     _backward_name = "FlipBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, dims: tuple) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, dims: tuple) -> TensorBase:
         ctx.dims = dims
         # minitorch has no negative strides, so a flip is a copy read backwards:
         # start at the last element of each flipped dim and step with -stride.
@@ -761,16 +762,16 @@ class Flip(Function):
         return out
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         return flip(g, ctx.dims), None
 
 
-def flip(x: Tensor, *dims: Any) -> Tensor:
+def flip(x: TensorBase, *dims: Any) -> TensorBase:
     dims = _shape_arg(dims)
     return Flip.apply(x, normalize_dims(dims, x.dim()))
 
 
-def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+def roll(x: TensorBase, shifts: Any, dims: Any = None) -> TensorBase:
     if dims is None:
         return reshape(roll(flatten(x), shifts, 0), x._shape)
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
@@ -791,7 +792,7 @@ class Repeat(Function):
     _backward_name = "RepeatBackward0"
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, sizes: tuple) -> Tensor:
+    def forward(ctx: Any, x: TensorBase, sizes: tuple) -> TensorBase:
         ctx.in_shape, ctx.sizes = x._shape, sizes
         lead = len(sizes) - x.dim()
         xs = reshape(x, (1,) * lead + x._shape)
@@ -804,7 +805,7 @@ class Repeat(Function):
         return reshape(contiguous(y), tuple(r * s for r, s in zip(sizes, xs._shape)))
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor):
+    def backward(ctx: Any, g: TensorBase):
         # Undo the merge, then sum over the interleaved repeat axes.
         lead = len(ctx.sizes) - len(ctx.in_shape)
         split = []
@@ -814,7 +815,7 @@ class Repeat(Function):
         return reshape(g, ctx.in_shape), None
 
 
-def repeat(x: Tensor, *sizes: Any) -> Tensor:
+def repeat(x: TensorBase, *sizes: Any) -> TensorBase:
     """Tile ``x``: ``sizes[i]`` copies along dim i (leading sizes add new dims)."""
     sizes = _shape_arg(sizes)
     if len(sizes) < x.dim():
@@ -823,17 +824,16 @@ def repeat(x: Tensor, *sizes: Any) -> Tensor:
     return Repeat.apply(x, tuple(sizes))
 
 
-def tile(x: Tensor, *dims: Any) -> Tensor:
+def tile(x: TensorBase, *dims: Any) -> TensorBase:
     dims = _shape_arg(dims)
     if len(dims) < x.dim():
         dims = (1,) * (x.dim() - len(dims)) + dims
     return repeat(x, dims)
 
 
-def _refresh_view_grad_fn(view: Tensor) -> Any:
+def refresh_view_grad_fn(view: TensorBase) -> Any:
     """A view's node after its base was modified in place (see ``Tensor.grad_fn``)."""
     from ..autograd import grad_mode
-    from .. import tensor as tensor_module
     base = view._base
     node = view._grad_fn
     view._grad_fn_version = view._version_counter.value
@@ -850,5 +850,40 @@ def _refresh_view_grad_fn(view: Tensor) -> Any:
     return fresh._grad_fn
 
 
-from .. import tensor as _tensor_module  # noqa: E402
-_tensor_module._refresh_view_grad_fn = _refresh_view_grad_fn
+
+# ---------------------------------------------------------------------------
+# The public forms of this module's ops (see ops/registry.py):
+# minitorch.<name>, Tensor.<name> and, with inplace=True, Tensor.<name>_
+# ---------------------------------------------------------------------------
+declare(as_strided)
+declare(broadcast_to)
+declare(cat, "cat", "concat", "concatenate", method=False)
+declare(chunk)
+declare(clone)
+declare(contiguous)
+declare(detach)
+declare(diagonal)
+declare(flatten)
+declare(flip)
+declare(hstack, method=False)
+declare(movedim, "movedim", "moveaxis")
+declare(narrow)
+declare(permute)
+declare(repeat)
+declare(reshape)
+declare(roll)
+declare(select)
+declare(split)
+declare(squeeze)
+declare(stack, method=False)
+declare(transpose, "transpose", "swapaxes")
+declare(transpose, "swapdims", function=False)
+declare(t)
+declare(tensor_split)
+declare(tile)
+declare(unbind)
+declare(unflatten)
+declare(unsqueeze)
+declare(view)
+declare(vstack, method=False)
+declare(expand, function=False)

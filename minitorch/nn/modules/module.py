@@ -19,7 +19,7 @@ import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
-from ...autograd.graph import RemovableHandle, _HookDict
+from ...autograd.graph import RemovableHandle, HookDict
 from ...tensor import Tensor
 from ..parameter import Parameter, UninitializedParameter
 
@@ -61,13 +61,13 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "_forward_hooks", _HookDict())
-        object.__setattr__(self, "_forward_pre_hooks", _HookDict())
-        object.__setattr__(self, "_backward_hooks", _HookDict())
+        object.__setattr__(self, "_forward_hooks", HookDict())
+        object.__setattr__(self, "_forward_pre_hooks", HookDict())
+        object.__setattr__(self, "_backward_hooks", HookDict())
         object.__setattr__(self, "_forward_hooks_with_kwargs", set())
         object.__setattr__(self, "_forward_pre_hooks_with_kwargs", set())
-        object.__setattr__(self, "_state_dict_hooks", _HookDict())
-        object.__setattr__(self, "_load_state_dict_pre_hooks", _HookDict())
+        object.__setattr__(self, "_state_dict_hooks", HookDict())
+        object.__setattr__(self, "_load_state_dict_pre_hooks", HookDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '

@@ -99,7 +99,7 @@ class ConcatDataset(Dataset):
 
 def random_split(dataset: Dataset, lengths: Sequence[Any], generator: Any = None) -> list:
     """Split into non-overlapping random subsets of the given lengths (or fractions)."""
-    from ...ops.creation import randperm
+    from ...ops.sampling import randperm
     n = len(dataset)
     lengths = list(lengths)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:

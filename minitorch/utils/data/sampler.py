@@ -45,7 +45,7 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        from ...ops.creation import randint, randperm
+        from ...ops.sampling import randint, randperm
         n = len(self.data_source)
         if self.replacement:
             return iter(randint(0, n, (self.num_samples,), generator=self.generator).tolist())
@@ -63,7 +63,7 @@ class SubsetRandomSampler(Sampler):
         self.indices, self.generator = indices, generator
 
     def __iter__(self) -> Iterator[int]:
-        from ...ops.creation import randperm
+        from ...ops.sampling import randperm
         return iter(self.indices[i] for i in randperm(len(self.indices),
                                                       generator=self.generator).tolist())
 
@@ -80,7 +80,7 @@ class WeightedRandomSampler(Sampler):
         self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
 
     def __iter__(self) -> Iterator[int]:
-        from ...ops.creation import multinomial
+        from ...ops.sampling import multinomial
         return iter(multinomial(self.weights, self.num_samples, self.replacement,
                                 generator=self.generator).tolist())
 

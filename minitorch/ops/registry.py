@@ -1,0 +1,59 @@
+"""Where each op says which public forms it has: ``minitorch.<name>``, ``Tensor.<name>``, ``Tensor.<name>_``.
+
+PyTorch declares every op once, in ``native_functions.yaml``, with the
+*variants* it comes in::
+
+    - func: exp(Tensor self) -> Tensor
+      variants: function, method
+
+and generates ``torch.exp``, ``Tensor.exp`` and ``Tensor.exp_`` from that one
+entry.  minitorch does the same in Python: the module that defines an op ends
+with a small table of :func:`declare` calls, for example in
+``ops/elementwise.py``::
+
+    declare(exp, inplace=True)            # minitorch.exp, Tensor.exp, Tensor.exp_
+    declare(sub, "sub", "subtract", inplace=True)
+    declare(addmm)                        # minitorch.addmm and Tensor.addmm
+
+``minitorch/__init__.py`` exports every op declared as a *function*, and
+``minitorch.Tensor`` (``minitorch/tensor.py``) binds every op declared as a
+*method*, and the in-place variants, when its class is created.  Adding an
+op therefore touches the file that defines it (and, for a new kernel, the
+kernel's file), and nothing else.
+
+An in-place variant ``name_`` computes the out-of-place op and writes the
+result back into ``self`` (see ``elementwise.inplace``): one definition of
+the maths serves both forms, as in PyTorch's structured kernels.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+__all__ = ["declare", "FUNCTIONS", "METHODS", "INPLACE"]
+
+F = TypeVar("F", bound=Callable)
+
+#: ``minitorch.<name>``: the functions of the public namespace.
+FUNCTIONS: dict[str, Callable] = {}
+#: ``Tensor.<name>``: methods whose first argument is the tensor (``t.exp()`` is ``exp(t)``).
+METHODS: dict[str, Callable] = {}
+#: ``Tensor.<name>_``: the in-place variants, each given by its out-of-place op.
+INPLACE: dict[str, Callable] = {}
+
+
+def declare(fn: F, *names: str, function: bool = True, method: bool = True,
+            inplace: bool = False) -> F:
+    """Declare the public forms of the op ``fn`` under ``names`` (default: its ``__name__``).
+
+    ``function``: ``minitorch.<name>``; ``method``: ``Tensor.<name>``;
+    ``inplace``: ``Tensor.<name>_`` too.  Returns ``fn`` unchanged.
+    """
+    for name in names or (fn.__name__,):
+        for table, wanted in ((FUNCTIONS, function), (METHODS, method), (INPLACE, inplace)):
+            if not wanted:
+                continue
+            if table.get(name, fn) is not fn:
+                raise ValueError(f"op {name!r} is declared twice ({table[name]!r} and {fn!r})")
+            table[name] = fn
+    return fn
