@@ -289,3 +289,17 @@ def test_conv2d_output_is_contiguous_like_pytorch():
         assert y.is_contiguous() and y.stride() == (144, 36, 6, 1)
         assert y.view(2, -1).shape == (2, 144)          # the classic flatten works
     assert F.conv1d(torch.randn(2, 3, 10), torch.randn(4, 3, 3)).is_contiguous()
+
+
+def test_embedding_with_default_arguments():
+    """nn.Embedding(10, 3) as every tutorial builds it: padding_idx defaults to None."""
+    import minitorch as torch
+    emb = torch.nn.Embedding(10, 3)
+    out = emb(torch.tensor([1, 2]))
+    assert out.shape == (2, 3)
+    out.sum().backward()
+    assert emb.weight.grad[1].tolist() == [1.0, 1.0, 1.0]
+    assert emb.weight.grad[0].tolist() == [0.0, 0.0, 0.0]
+    padded = torch.nn.Embedding(10, 3, padding_idx=-1)
+    padded(torch.tensor([9, 2])).sum().backward()
+    assert padded.weight.grad[9].tolist() == [0.0, 0.0, 0.0]

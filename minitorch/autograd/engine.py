@@ -24,8 +24,7 @@ from typing import Any, Sequence
 
 from . import grad_mode
 from .anomaly_mode import STATE as ANOMALY
-from .graph import AccumulateGrad, edge_of
-from ..layout import is_non_overlapping_and_dense
+from .graph import AccumulateGrad, accumulate_into_leaf, edge_of, run_tensor_hooks
 from ..tensor_base import TensorBase
 
 __all__ = ["backward", "grad", "accumulate_into_leaf"]
@@ -63,58 +62,6 @@ def _make_root_grads(outputs: tuple, grad_outputs: tuple, is_grads_batched: bool
                 f"has a shape of {out.shape}.")
         grads.append(g)
     return grads
-
-
-def accumulate_into_leaf(variable: Any, g: Any, create_graph: bool) -> None:
-    """Add ``g`` into ``variable.grad`` after running the leaf's tensor hooks."""
-    g = _run_tensor_hooks(variable._hooks, g)
-    if g is None:
-        return
-    if variable._grad is None:
-        if create_graph:
-            variable._grad = g
-        else:
-            # .grad must not alias a tensor someone else holds, and is detached.
-            g = g.detach()
-            if (g._base is not None or g._storage is variable._storage
-                    or not _obeys_layout_contract(g, variable)):
-                g = _clone_like(g, variable)
-            variable._grad = g
-    elif create_graph or variable._grad.requires_grad:
-        variable._grad = variable._grad + g
-    else:
-        with grad_mode.no_grad():
-            variable._grad.add_(g.detach())
-
-
-def _obeys_layout_contract(g: Any, variable: Any) -> bool:
-    """Is ``g`` laid out as PyTorch promises ``.grad`` will be?
-
-    The gradient of a dense leaf has the leaf's own strides (so the grad of
-    a transposed parameter is transposed too, and an optimizer can walk
-    both in step); any other leaf gets a contiguous gradient.
-    """
-    if is_non_overlapping_and_dense(variable._shape, variable._stride):
-        return all(gs == vs for n, gs, vs in zip(variable._shape, g._stride, variable._stride)
-                   if n != 1)
-    return g.is_contiguous()
-
-
-def _clone_like(g: Any, variable: Any) -> Any:
-    """A copy of ``g`` that obeys the layout contract for ``variable``'s gradient."""
-    dense = is_non_overlapping_and_dense(variable._shape, variable._stride)
-    out = TensorBase._empty(g._shape, g.dtype, g.device, variable._stride if dense else None)
-    g._backend.copy(g._operand(), out._operand())
-    return out
-
-
-def _run_tensor_hooks(hooks: Any, g: Any) -> Any:
-    if hooks:
-        for fn in list(hooks.values()):
-            new = fn(g)
-            if new is not None:
-                g = new
-    return g
 
 
 def _discover(roots: list) -> dict:
@@ -214,7 +161,7 @@ def _execute(root_edges: list, root_grads: list, retain_graph: bool, create_grap
             if node._pre_hooks:
                 for nr, hooks in node._pre_hooks.items():
                     if nr < len(grads) and grads[nr] is not None:
-                        grads[nr] = _run_tensor_hooks(hooks, grads[nr])
+                        grads[nr] = run_tensor_hooks(hooks, grads[nr])
             if node._retain:
                 for nr, ref in node._retain.items():
                     t = ref()

@@ -35,6 +35,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..device import CPU
+from ..dtype import float64, from_numpy_dtype
+from ..random import Generator
+from ..storage import UntypedStorage
+from ..tensor_base import TensorBase
+from .engine import _execute, grad as autograd_grad
+from .graph import edge_of
+
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck", "get_numerical_jacobian",
            "get_analytical_jacobian"]
 
@@ -44,7 +52,6 @@ class GradcheckError(RuntimeError):
 
 
 def _is_tensor(x: Any) -> bool:
-    from ..tensor_base import TensorBase
     return isinstance(x, TensorBase)
 
 
@@ -161,16 +168,13 @@ def _analytical_rows(output: Any, diff_inputs: list) -> tuple:
 
     Returns ``(jacobians, types_ok, sizes_ok)``.
     """
-    from ..ops.creation import tensor as make_tensor
-    from .engine import grad as autograd_grad
     n_out = output.numel()
     jac = [np.zeros((t.numel(), n_out)) for t in diff_inputs]
     types_ok = sizes_ok = True
     for k in range(n_out):
         onehot = np.zeros(n_out, dtype=output.dtype.np)
         onehot[k] = 1
-        g_out = make_tensor(onehot.reshape(tuple(output.shape)), dtype=output.dtype,
-                            device=output.device)
+        g_out = output.new_tensor(onehot.reshape(tuple(output.shape)))
         grads = autograd_grad(output, diff_inputs, g_out, retain_graph=True, allow_unused=True)
         for j, (g, t) in enumerate(zip(grads, diff_inputs)):
             if g is None:
@@ -197,15 +201,16 @@ def _allclose(a: np.ndarray, n: np.ndarray, rtol: float, atol: float) -> bool:
         return bool(np.all(np.abs(a - n) <= atol + rtol * np.abs(n)))
 
 
-def _as_printable(jac: np.ndarray) -> Any:
-    from ..ops.creation import tensor as make_tensor
-    return make_tensor(jac)
+def _as_printable(jac: np.ndarray) -> TensorBase:
+    """A Jacobian as a tensor, so that it prints like one in the error message."""
+    jac = np.ascontiguousarray(jac)
+    strides = tuple(s // jac.itemsize for s in jac.strides)
+    return TensorBase._make(UntypedStorage(jac.reshape(-1), CPU), jac.shape, strides, 0,
+                            from_numpy_dtype(jac.dtype))
 
 
 def _check_undefined_grad(outputs: tuple, diff_inputs: list) -> bool:
     """Backward with *no* gradient for every output must give no (or zero) input gradients."""
-    from .engine import _execute
-    from .graph import edge_of
     roots = [edge_of(o) for o in outputs]
     capture = {edge_of(t): None for t in diff_inputs}
     _execute(roots, [None] * len(roots), retain_graph=True, create_graph=False,
@@ -307,18 +312,15 @@ def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Any = None, *, eps:
     random tensors in [-1, 1) that require grad, so that the check covers the
     dependence on them too.
     """
-    from ..ops.creation import Generator, rand
-    from .engine import grad as autograd_grad
     _refuse(check_batched_grad=check_batched_grad, check_fwd_over_rev=check_fwd_over_rev)
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        from ..dtype import float64
         gen = Generator().manual_seed(0)   # private: the global stream is not disturbed
         outputs = _differentiable_outputs(func(*inputs))
         grad_outputs = []
         for o in outputs:
             dt = o.dtype if o.dtype.is_floating_point else float64
-            g = rand(tuple(o.shape), generator=gen, dtype=dt, device=o.device) * 2 - 1
+            g = o.new_empty(tuple(o.shape), dtype=dt).uniform_(-1, 1, generator=gen)
             if gen_non_contig_grad_outputs and g.dim() > 0:
                 # The same values, read with a stride of 2 from a larger buffer.
                 big = g.new_zeros(tuple(o.shape[:-1]) + (2 * o.shape[-1],))

@@ -21,6 +21,10 @@ import itertools
 import weakref
 from typing import Any, Callable
 
+from . import grad_mode
+from ..layout import is_non_overlapping_and_dense
+from ..tensor_base import TensorBase
+
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "edge_of"]
 
 _sequence = itertools.count()
@@ -145,7 +149,6 @@ class AccumulateGrad(Node):
     def apply(self, *grads: Any) -> tuple:
         # The engine handles leaves itself (hooks, capture for autograd.grad);
         # calling the node directly accumulates like the engine would.
-        from .engine import accumulate_into_leaf
         accumulate_into_leaf(self.variable, grads[0], create_graph=False)
         return ()
 
@@ -160,6 +163,61 @@ def edge_of(t: Any) -> tuple:
             acc = t._accumulator = AccumulateGrad(t)
         return (acc, 0)
     return (None, 0)
+
+
+# ---------------------------------------------------------------------------
+# Accumulating into a leaf's .grad (AccumulateGrad's job; the engine calls it too)
+# ---------------------------------------------------------------------------
+def accumulate_into_leaf(variable: Any, g: Any, create_graph: bool) -> None:
+    """Add ``g`` into ``variable.grad`` after running the leaf's tensor hooks."""
+    g = run_tensor_hooks(variable._hooks, g)
+    if g is None:
+        return
+    if variable._grad is None:
+        if create_graph:
+            variable._grad = g
+        else:
+            # .grad must not alias a tensor someone else holds, and is detached.
+            g = g.detach()
+            if (g._base is not None or g._storage is variable._storage
+                    or not _obeys_layout_contract(g, variable)):
+                g = _clone_like(g, variable)
+            variable._grad = g
+    elif create_graph or variable._grad.requires_grad:
+        variable._grad = variable._grad + g
+    else:
+        with grad_mode.no_grad():
+            variable._grad.add_(g.detach())
+
+
+def _obeys_layout_contract(g: Any, variable: Any) -> bool:
+    """Is ``g`` laid out as PyTorch promises ``.grad`` will be?
+
+    The gradient of a dense leaf has the leaf's own strides (so the grad of
+    a transposed parameter is transposed too, and an optimizer can walk
+    both in step); any other leaf gets a contiguous gradient.
+    """
+    if is_non_overlapping_and_dense(variable._shape, variable._stride):
+        return all(gs == vs for n, gs, vs in zip(variable._shape, g._stride, variable._stride)
+                   if n != 1)
+    return g.is_contiguous()
+
+
+def _clone_like(g: Any, variable: Any) -> Any:
+    """A copy of ``g`` that obeys the layout contract for ``variable``'s gradient."""
+    dense = is_non_overlapping_and_dense(variable._shape, variable._stride)
+    out = TensorBase._empty(g._shape, g.dtype, g.device, variable._stride if dense else None)
+    g._backend.copy(g._operand(), out._operand())
+    return out
+
+
+def run_tensor_hooks(hooks: Any, g: Any) -> Any:
+    if hooks:
+        for fn in list(hooks.values()):
+            new = fn(g)
+            if new is not None:
+                g = new
+    return g
 
 
 def freed_error() -> RuntimeError:

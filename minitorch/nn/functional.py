@@ -16,6 +16,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as ew, reduction as rd
 from ..ops.creation import ones, zeros, full, arange
 from ..ops.sampling import bernoulli
+from ..ops.embedding import embedding as embedding_op
 from ..ops.linalg import linear as _linear, matmul
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d,  # noqa: F401
                         avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose2d, fold,
@@ -549,7 +550,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` picked by the integer ``input`` (a lookup table)."""
-    from ..ops import indexing
     if input.dtype.is_floating_point:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
@@ -561,8 +561,14 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             norms = rd.norm(rows, norm_type, 1, keepdim=True)
             scale = ew.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
             weight.index_copy_(0, flat, rows * scale)
-    out = indexing.embedding(weight, input, padding_idx)
-    return out
+    if padding_idx is None:
+        padding_idx = -1                      # no padding row
+    elif padding_idx > 0:
+        assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+    elif padding_idx < 0:
+        assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+        padding_idx = weight.size(0) + padding_idx
+    return embedding_op(weight, input, padding_idx, scale_grad_by_freq)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

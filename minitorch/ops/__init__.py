@@ -6,5 +6,6 @@ Importing this package imports every family, so that the tables are complete
 before ``minitorch.Tensor`` and ``minitorch/__init__.py`` read them.
 """
 
-from . import (advanced_indexing, conversion, creation, einsum, elementwise, indexing,  # noqa: F401
-               legacy_types, linalg, reduction, registry, sampling, sorting, views)
+from . import (advanced_indexing, basic_indexing, conversion, creation, einsum,  # noqa: F401
+               elementwise, embedding, gather_scatter, index_helpers, index_ops, indexing,
+               legacy_types, linalg, masked, reduction, registry, sampling, sorting, views)

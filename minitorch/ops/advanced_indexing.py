@@ -43,8 +43,12 @@ from ..dtype import bool_, int8, int16, int32, int64, uint8
 from ..layout import broadcast_shapes, contiguous_strides, expand_strides, numel, view_strides
 from ..tensor_base import TensorBase
 from . import _raw
-from .indexing import _check_writable, _copy, _flat, _fresh, _type_name, check_index
-from .views import sum_to_shape
+from .basic_indexing import basic_getitem, basic_setitem, copy_like
+from .creation import tensor
+from .elementwise import inplace
+from .index_helpers import check_index, check_writable, flat, fresh, type_name
+from .masked import nonzero
+from .views import raw_copy, sum_to_shape
 from .registry import declare
 
 __all__ = ["getitem", "setitem", "index_put", "index_put_", "AdvancedIndex"]
@@ -86,14 +90,14 @@ class AdvancedIndex:
         """
         nb = numel(self.bshape)
         if len(self.dims) == 1:
-            offsets = _flat(self.indices[0])
+            offsets = flat(self.indices[0])
             stride = t._stride[self.dims[0]]
         else:
-            acc = _fresh((nb,), int64, t.device, 0)
+            acc = fresh((nb,), int64, t.device, 0)
             for d, idx in zip(self.dims, self.indices):
-                t._backend.add_index_offsets(_flat(acc), _flat(idx), self.shape[d],
+                t._backend.add_index_offsets(flat(acc), flat(idx), self.shape[d],
                                              t._stride[d])
-            offsets, stride = _flat(acc), 1
+            offsets, stride = flat(acc), 1
         rest_shape = [t._shape[d] for d in self.rest]
         rest_st = [t._stride[d] for d in self.rest]
         p = self.pos
@@ -160,7 +164,6 @@ def _index_error() -> IndexError:
 
 def _to_index_tensor(k: Any, device: Any) -> TensorBase:
     """A list or NumPy array used as an index, as an int64 or bool tensor."""
-    from .creation import tensor
     if isinstance(k, np.ndarray):
         if k.dtype.kind not in "iub":
             raise _index_error()
@@ -285,11 +288,10 @@ def parse(x: TensorBase, key: tuple) -> tuple:
 
 def _build(view: TensorBase, adv: list) -> AdvancedIndex:
     """Check every advanced item against ``view`` (= x[basic key]) and build the index."""
-    from .indexing import nonzero
     dims, tensors = [], []
     for d, kind, value in adv:
         if kind == "scalar_mask":
-            t = _fresh((1 if value else 0,), int64, view.device, 0)
+            t = fresh((1 if value else 0,), int64, view.device, 0)
             dims.append(d)
             tensors.append(t)
         elif kind == "mask":
@@ -320,11 +322,11 @@ def _build(view: TensorBase, adv: list) -> AdvancedIndex:
         check_index(t, size, lambda v, d=d, size=size: IndexError(
             f"index {v} is out of bounds for dimension {d} with size {size}"), negative=True)
         # broadcast to B and wrap negatives in one pass (always a fresh tensor we own)
-        full = _fresh(bshape, int64, view.device, 0)
+        full = fresh(bshape, int64, view.device, 0)
         src = _raw.contiguous(TensorBase._make(t._storage, bshape,
                                            _raw.broadcast_operand(t, bshape).strides,
                                            t._offset, int64))
-        full._backend.add_index_offsets(_flat(full), _flat(src), size, 1)
+        full._backend.add_index_offsets(flat(full), flat(src), size, 1)
         ready.append(full)
     return AdvancedIndex(view._shape, dims, ready, bshape)
 
@@ -339,7 +341,6 @@ def _prepare(x: TensorBase, key: tuple) -> tuple:
     ``index`` is ``None`` when the key turned out to be basic (a 0-d integer
     tensor is an int; a list holding slices is a tuple); then ``view`` is too.
     """
-    from .indexing import getitem as basic_getitem
     basic, adv = parse(x, key)
     if not adv:
         return basic, None, None
@@ -360,7 +361,7 @@ class Index(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
-        zeros = _fresh(ctx.index.shape, g.dtype, g.device, 0)
+        zeros = fresh(ctx.index.shape, g.dtype, g.device, 0)
         return IndexPut.apply(zeros, ctx.index, g, True), None
 
 
@@ -372,7 +373,7 @@ class IndexPut(Function):
                 accumulate: bool) -> TensorBase:
         ctx.index, ctx.accumulate = index, accumulate
         ctx.values_shape = values._shape if isinstance(values, TensorBase) else None
-        out = _copy(x)
+        out = raw_copy(x)
         index.put(out, values, accumulate)
         return out
 
@@ -401,7 +402,6 @@ class IndexPut(Function):
 # ---------------------------------------------------------------------------
 def getitem(x: TensorBase, key: tuple) -> TensorBase:
     """``x[key]`` for a key with advanced items: a new tensor (grad_fn ``IndexBackward0``)."""
-    from .indexing import getitem as basic_getitem
     basic, view, index = _prepare(x, key)
     if index is None:
         return basic_getitem(x, basic)
@@ -414,7 +414,6 @@ def _value_tensor(value: Any, like: TensorBase) -> Any:
         return value if value.dtype is like.dtype else value.to(like.dtype)
     if _raw.is_number(value):
         return value
-    from .creation import tensor
     return tensor(value, dtype=like.dtype, device=like.device)
 
 
@@ -434,21 +433,19 @@ def _check_values(values: Any, index: AdvancedIndex) -> None:
 
 def _put(x: TensorBase, key: tuple, values: Any, accumulate: bool) -> TensorBase:
     """Write ``values`` into ``x[key]`` in place, recording autograd history if needed."""
-    from .elementwise import inplace
     basic, view, index = _prepare(x, key)
     if index is None:
-        from .indexing import setitem as basic_setitem
         basic_setitem(x, basic, values)
         return x
     _check_values(values, index)
-    _check_writable(view)
+    check_writable(view)
     recording = grad_mode.STATE.grad_enabled and (
         x.requires_grad or (isinstance(values, TensorBase) and values.requires_grad))
     if recording:
         inplace(view, lambda t: IndexPut.apply(t, index, values, accumulate))
         return x
     if isinstance(values, TensorBase) and values._storage is x._storage:
-        values = _copy(values)      # never read what we are writing
+        values = raw_copy(values)      # never read what we are writing
     index.put(view, values, accumulate)
     x._bump_version()
     return x
@@ -466,8 +463,8 @@ def setitem(x: TensorBase, key: tuple, value: Any) -> None:
         _, adv = parse(x, key)
         if not (value.numel() == 1 and len(adv) == 1 and adv[0][1] == "mask"):
             raise RuntimeError(f"Index put requires the source and destination dtypes match, "
-                               f"got {_type_name(x.dtype)} for the destination and "
-                               f"{_type_name(value.dtype)} for the source.")
+                               f"got {type_name(x.dtype)} for the destination and "
+                               f"{type_name(value.dtype)} for the source.")
     _put(x, key, _value_tensor(value, x), False)
 
 
@@ -487,8 +484,8 @@ def _index_put_args(x: TensorBase, indices: Any, values: Any) -> tuple:
                         f"{type(values).__name__}")
     if values.dtype is not x.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{_type_name(x.dtype)} for the destination and "
-                           f"{_type_name(values.dtype)} for the source.")
+                           f"{type_name(x.dtype)} for the destination and "
+                           f"{type_name(values.dtype)} for the source.")
     return tuple(indices)
 
 
@@ -497,9 +494,7 @@ def index_put_(input: TensorBase, indices: Any, values: TensorBase, accumulate: 
     """``input[indices] = values`` in place (``+=`` with ``accumulate``, repeats add up)."""
     key = _index_put_args(input, indices, values)
     if not key:
-        from .elementwise import inplace
-        from .indexing import copy_like
-        return inplace(input, lambda t: t + copy_like(values, t) if accumulate else
+            return inplace(input, lambda t: t + copy_like(values, t) if accumulate else
                        copy_like(values, t))
     return _put(input, key, values, bool(accumulate))
 

@@ -34,6 +34,9 @@ from ..storage import UntypedStorage
 from ..tensor_base import TensorBase
 from . import _raw
 from .elementwise import write_out
+from .gather_scatter import gather, scatter
+from .index_ops import index_select
+from .views import raw_copy
 from .reduction import return_types
 from .registry import declare
 
@@ -109,7 +112,6 @@ def _drop_dim(t: TensorBase, dim: int, keepdim: bool) -> TensorBase:
 def _select_backward(g: TensorBase, dim: int, indices: TensorBase, shape: tuple, keepdim: bool
                      ) -> TensorBase:
     """Gradient of values picked at ``indices`` along ``dim``: ``g`` scattered into zeros."""
-    from .indexing import scatter
     if not shape:
         return g.reshape(())
     if not keepdim:
@@ -273,7 +275,7 @@ class MedianAll(Function):
         else:
             last = TensorBase._make(values._storage, (), (), n - 1, values.dtype)
             pos = n - 1 if last.item() != last.item() else (n - 1) // 2   # NaN wins
-            out = _copy(TensorBase._make(values._storage, (), (), pos, values.dtype))
+            out = raw_copy(TensorBase._make(values._storage, (), (), pos, values.dtype))
         ctx.save_for_backward(x, out)
         return out
 
@@ -285,11 +287,6 @@ class MedianAll(Function):
         hit = (x == value) | (isnan(x) & isnan(value))
         hit = hit.to(g.dtype)
         return g * hit / hit.sum()
-
-
-def _copy(t: TensorBase) -> TensorBase:
-    from .views import _copy as copy
-    return copy(t)
 
 
 class MedianDim(Function):
@@ -307,7 +304,6 @@ class MedianDim(Function):
         if x.dim() == 0:
             values_k, indices_k = values, indices
         else:
-            from .indexing import gather
             values_k = gather(values, dim, pos)
             indices_k = gather(indices, dim, pos)
         values_k = _drop_dim(values_k, dim, keepdim)
@@ -365,7 +361,6 @@ class Unique(Function):
 
 def _unique_dim(x: TensorBase, dim: int) -> tuple:
     """Unique slices along ``dim``, sorted lexicographically (built from stable sorts)."""
-    from .indexing import index_select
     from .views import cat
     n = x._shape[dim]
     rows = x.detach().movedim(dim, 0).reshape(n, -1)

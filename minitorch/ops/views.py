@@ -76,7 +76,7 @@ class _UnsafeView(Function):
         ctx.in_shape = x._shape
         c = _raw.contiguous(x)
         if c is x:
-            c = _raw.cast(x, x.dtype) if False else _copy(x)
+            c = _raw.cast(x, x.dtype) if False else raw_copy(x)
         return TensorBase._make(c._storage, shape, contiguous_strides(shape), 0, x.dtype)
 
     @staticmethod
@@ -84,7 +84,7 @@ class _UnsafeView(Function):
         return reshape(g, ctx.in_shape), None
 
 
-def _copy(x: TensorBase, memory_format: Any = None) -> TensorBase:
+def raw_copy(x: TensorBase, memory_format: Any = None) -> TensorBase:
     """A copy of ``x`` laid out by ``memory_format`` (default: in ``x``'s own memory order)."""
     out = _raw.empty_like(x, memory_format=memory_format)
     x._backend.copy(x._operand(), out._operand())
@@ -596,7 +596,7 @@ class Clone(Function):
 
     @staticmethod
     def forward(ctx: Any, x: TensorBase, memory_format: Any = None) -> TensorBase:
-        return _copy(x, memory_format)
+        return raw_copy(x, memory_format)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
