@@ -40,6 +40,9 @@ from .dtype import ALL_DTYPES, dtype as dtype_cls
 from .layout import storage_span
 from .storage import UntypedStorage
 from .tensor import Tensor
+from . import cuda
+from .backends import get_backend
+from .nn.parameter import Parameter
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
 
@@ -174,7 +177,6 @@ class _Reader:
         data = np.frombuffer(raw, dtype=dt.np.newbyteorder("<")).astype(dt.np).copy()
         target = self._target_device(device)
         if target.type != "cpu":
-            from .backends import get_backend
             data = get_backend(target).from_host(data)
         st = UntypedStorage(data, target)
         self.storages[key] = st
@@ -193,7 +195,6 @@ class _Reader:
         else:
             dev = as_device(loc)
         if dev.type == "cuda":
-            from . import cuda
             if not cuda.is_available():
                 raise RuntimeError(
                     "Attempting to deserialize object on a CUDA device but "
@@ -265,7 +266,6 @@ class _Reader:
                                f"{st._data.shape[0]} elements")
         t = Tensor._make(st, shape, stride, offset, dt)
         if meta.get("parameter"):
-            from .nn.parameter import Parameter
             return Parameter(t, bool(meta.get("requires_grad", True)))
         if meta.get("requires_grad"):
             t.requires_grad_(True)

@@ -31,7 +31,7 @@ from .autograd.graph import HookDict, RemovableHandle
 from .device import as_device
 from .dtype import (ALL_DTYPES, as_dtype, bool_, dtype, float16, float32, float64, int8,
                     int16, int32, int64, uint8)
-from .ops import creation, elementwise, indexing, linalg, views
+from .ops import creation, elementwise, indexing, inplace_views, linalg, views
 from .ops.registry import INPLACE, METHODS
 from .tensor_base import Size, TensorBase, VersionCounter, strided
 
@@ -99,7 +99,7 @@ class Tensor(TensorBase, result_class=True):
         fn = self._grad_fn
         if (fn is not None and self._base is not None
                 and self._grad_fn_version != self._version_counter.value):
-            fn = views.refresh_view_grad_fn(self)
+            fn = inplace_views.refresh_view_grad_fn(self)
         return fn
 
     @grad_fn.setter

@@ -36,6 +36,8 @@ from .dtype import bool_, dtype, float16, float32, int64
 from .layout import contiguous_strides, is_contiguous, numel
 from .memory_format import channels_last
 from .storage import TypedStorage, UntypedStorage
+from .dtype import get_default_dtype
+from .layout import normalize_dim
 
 __all__ = ["TensorBase", "VersionCounter", "Size", "strided"]
 
@@ -157,7 +159,6 @@ class TensorBase:
     def _dim_index(self, dim: int) -> int:
         if not self._shape:
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        from .layout import normalize_dim
         return normalize_dim(dim, len(self._shape))
 
     def storage_offset(self) -> int:
@@ -475,5 +476,4 @@ def _format(t: TensorBase) -> str:
 
 
 def _default_float() -> dtype:
-    from .dtype import get_default_dtype
     return get_default_dtype()

@@ -11,6 +11,7 @@ import math
 from ..dtype import float32, int64
 from ..ops.sampling import rand, randn
 from ..random import Generator
+from ..ops.views import stack
 
 __all__ = ["xor", "circles", "spiral", "split", "TOY_DATASETS"]
 
@@ -40,7 +41,6 @@ def circles(n: int = 200, seed: int = 0, noise: float = 0.05) -> tuple:
     angle = rand(n, generator=g) * (2 * math.pi)
     label = (rand(n, generator=g) > 0.5).to(int64)
     radius = label.to(float32) * -0.5 + 1.0 + randn(n, generator=g) * noise
-    from ..ops.views import stack
     x = stack([radius * angle.cos(), radius * angle.sin()], 1)
     return x, label
 
@@ -51,7 +51,6 @@ def spiral(n: int = 200, seed: int = 0, noise: float = 0.05) -> tuple:
     t = rand(n, generator=g) * 3 * math.pi + 0.5
     label = (rand(n, generator=g) > 0.5).to(int64)
     sign = label.to(float32) * 2 - 1
-    from ..ops.views import stack
     x = stack([sign * t * t.cos(), sign * t * t.sin()], 1) / (3 * math.pi) \
         + randn(n, 2, generator=g) * noise
     return x, label

@@ -17,6 +17,7 @@ from ..ops import elementwise as ew, reduction as rd
 from ..ops.creation import ones, zeros, full, arange
 from ..ops.sampling import bernoulli
 from ..ops.embedding import embedding as embedding_op
+from ..ops.padding import pad
 from ..ops.linalg import linear as _linear, matmul
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d,  # noqa: F401
                         avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose2d, fold,
@@ -24,6 +25,8 @@ from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_p
 from ..ops.loss import nll_loss_rows
 from ..ops.views import cat
 from ..tensor import Tensor
+from ..dtype import bool_, int64
+from ..ops.einsum import einsum
 
 __all__ = [
     "linear", "bilinear", "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu",
@@ -50,7 +53,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
              ) -> Tensor:
     """``y_k = x1 @ W_k @ x2 + b_k`` for weight of shape (out, in1, in2)."""
-    from ..ops.einsum import einsum
     out = einsum("bi,kij,bj->bk", input1.reshape(-1, input1.shape[-1]), weight,
                  input2.reshape(-1, input2.shape[-1]))
     out = out.reshape(tuple(input1.shape[:-1]) + (weight.shape[0],))
@@ -302,7 +304,6 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     With ``reduction='mean'`` the sum is divided by the total *weight* of the
     targets that are not ``ignore_index`` (not by N).
     """
-    from ..dtype import int64
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if target.dtype.is_floating_point:
@@ -357,7 +358,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     smooth = -per_class.sum(class_dim) * valid
     if reduction == "mean":
         if weight is not None:
-            from ..dtype import int64
             safe = ew.where(target != ignore_index, target, 0).to(int64)
             denom = (weight.gather(0, safe.reshape(-1)).reshape(safe.shape) * valid).sum()
         else:
@@ -572,7 +572,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    from ..dtype import int64
     if tensor.dtype.is_floating_point:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
@@ -582,65 +581,6 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError("Class values must be smaller than num_classes.")
     classes = arange(num_classes, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).to(int64)
-
-
-def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
-    """Pad the last ``len(pad) // 2`` dims; ``pad = (left, right, top, bottom, ...)``."""
-    if len(pad) % 2:
-        raise ValueError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.dim():
-        raise ValueError("Padding length should be less than or equal to two times the input "
-                         "dimension")
-    if mode != "constant":
-        return _pad_nonconstant(input, pad, mode)
-    out = input
-    value = 0.0 if value is None else value
-    for i in range(len(pad) // 2):
-        d = input.dim() - 1 - i
-        left, right = pad[2 * i], pad[2 * i + 1]
-        if left < 0:
-            out = out.narrow(d, -left, out.shape[d] + left)
-            left = 0
-        if right < 0:
-            out = out.narrow(d, 0, out.shape[d] + right)
-            right = 0
-        pieces = []
-        if left:
-            shape = list(out.shape)
-            shape[d] = left
-            pieces.append(full(tuple(shape), value, dtype=out.dtype, device=out.device))
-        pieces.append(out)
-        if right:
-            shape = list(out.shape)
-            shape[d] = right
-            pieces.append(full(tuple(shape), value, dtype=out.dtype, device=out.device))
-        if len(pieces) > 1:
-            out = cat(pieces, d)
-    return out
-
-
-def _pad_nonconstant(input: Tensor, pad: Any, mode: str) -> Tensor:
-    from ..dtype import int64
-    from ..ops.creation import tensor as make
-    out = input
-    for i in range(len(pad) // 2):
-        d = input.dim() - 1 - i
-        left, right = pad[2 * i], pad[2 * i + 1]
-        n = out.shape[d]
-        idx = list(range(-left, n + right))
-        if mode == "reflect":
-            if left >= n or right >= n:
-                raise RuntimeError("Padding size should be less than the corresponding input "
-                                   "dimension")
-            idx = [abs(j) if j < 0 else (2 * (n - 1) - j if j >= n else j) for j in idx]
-        elif mode == "replicate":
-            idx = [min(max(j, 0), n - 1) for j in idx]
-        elif mode == "circular":
-            idx = [j % n for j in idx]
-        else:
-            raise NotImplementedError(f"padding mode {mode!r} is not supported")
-        out = out.index_select(d, make(idx, dtype=int64, device=input.device))
-    return out
 
 
 # ---------------------------------------------------------------------------
@@ -656,7 +596,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     (``True`` = keep); a float mask is added to the scores.  ``is_causal``
     lets position i attend only to positions <= i.
     """
-    from ..dtype import bool_
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:

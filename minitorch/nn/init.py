@@ -16,6 +16,8 @@ from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from ..ops.creation import eye, tensor as make_tensor
+from ..ops.sampling import randn, randperm
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
@@ -109,7 +111,6 @@ def zeros_(tensor: Tensor) -> Tensor:
 def eye_(tensor: Tensor) -> Tensor:
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..ops.creation import eye
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
 
@@ -170,8 +171,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     import numpy as np
-    from ..ops.creation import tensor as make_tensor
-    from ..ops.sampling import randn
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     flat = randn(rows, cols, dtype=tensor.dtype, generator=generator).numpy().astype(np.float64)
@@ -189,7 +188,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..ops.sampling import randperm
     rows, cols = tensor.shape
     zeros = int(math.ceil(sparsity * rows))
     with no_grad():

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
+from ..ops.creation import empty
 
 __all__ = ["Parameter", "UninitializedParameter"]
 
@@ -24,7 +25,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
         if data is None:
-            from ..ops.creation import empty
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
@@ -53,7 +53,6 @@ class UninitializedParameter(Parameter):
     """A parameter whose shape is not known yet (used by lazy modules)."""
 
     def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None):
-        from ..ops.creation import empty
         p = super().__new__(cls, empty(0, dtype=dtype, device=device), requires_grad)
         return p
 
@@ -62,7 +61,6 @@ class UninitializedParameter(Parameter):
 
     def materialize(self, shape: tuple, device: Any = None, dtype: Any = None) -> None:
         """Give the parameter a shape: it becomes an ordinary ``Parameter``."""
-        from ..ops.creation import empty
         data = empty(tuple(shape), dtype=dtype or self.dtype, device=device or self.device)
         self._storage, self._shape, self._stride = data._storage, data._shape, data._stride
         self._offset = 0

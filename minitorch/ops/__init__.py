@@ -8,4 +8,5 @@ before ``minitorch.Tensor`` and ``minitorch/__init__.py`` read them.
 
 from . import (advanced_indexing, basic_indexing, conversion, creation, einsum,  # noqa: F401
                elementwise, embedding, gather_scatter, index_helpers, index_ops, indexing,
+               inplace_views, padding,
                legacy_types, linalg, masked, reduction, registry, sampling, sorting, views)

@@ -21,6 +21,8 @@ from ..layout import (broadcast_shapes, channels_last_strides, contiguous_stride
 from ..memory_format import channels_last, contiguous_format, preserve_format
 from ..storage import UntypedStorage
 from ..tensor_base import TensorBase
+from ..backends import get_backend
+from ..device import get_default_device
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -158,7 +160,6 @@ def device_of(*xs: Any):
     for x in xs:
         if isinstance(x, TensorBase):
             return x.device
-    from ..device import get_default_device
     return get_default_device()
 
 
@@ -269,7 +270,6 @@ def copy_into(dst: TensorBase, src: Any) -> None:
 
 def to_device(t: TensorBase, dev: Any) -> TensorBase:
     """A copy of ``t`` on device ``dev`` (contiguous)."""
-    from ..backends import get_backend
     if t.device == dev:
         return t
     host = t._host_array()

@@ -50,6 +50,7 @@ from .index_helpers import check_index, check_writable, flat, fresh, type_name
 from .masked import nonzero
 from .views import raw_copy, sum_to_shape
 from .registry import declare
+from ..backends import scalar_ops as S
 
 __all__ = ["getitem", "setitem", "index_put", "index_put_", "AdvancedIndex"]
 
@@ -214,7 +215,6 @@ def _normalize_items(x: TensorBase, key: tuple) -> list:
             if k.dtype is uint8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
                               "dtype torch.bool instead.", UserWarning, stacklevel=4)
-                from ..backends import scalar_ops as S
                 k = _raw.compare(k, 0, S.NE)
             if k.dtype is bool_:
                 items.append(("scalar_mask", bool(k.item())) if k.dim() == 0 else ("mask", k))

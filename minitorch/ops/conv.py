@@ -22,8 +22,11 @@ from typing import Any
 from ..autograd.function import Function
 from ..tensor_base import TensorBase
 from . import _raw
+from .padding import pad
 from .linalg import matmul
 from .views import cat
+from .creation import ones
+from ..dtype import int64
 
 __all__ = ["unfold", "fold", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d",
            "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
@@ -209,7 +212,6 @@ def conv2d(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None
             total = _same_padding((h, w), (kh, kw), dilation)
             left = tuple(t // 2 for t in total)
             if any(t % 2 for t in total):
-                from ..nn.functional import pad
                 x = pad(x, (left[1], total[1] - left[1], left[0], total[0] - left[0]))
                 padding = (0, 0)
             else:
@@ -283,7 +285,6 @@ class MaxPool2d(Function):
         oh, ow = geo[-2], geo[-1]
         src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
         out = _raw.empty((n, c, oh, ow), src.dtype, x.device)
-        from ..dtype import int64
         idx = _raw.empty((n, c, oh, ow), int64, x.device)
         x._backend.max_pool2d(_array4(src), geo, _array4(out), _array4(idx))
         ctx.save_for_backward(idx)
@@ -389,7 +390,6 @@ def avg_pool2d(input: TensorBase, kernel_size: Any, stride: Any = None, padding:
     elif count_include_pad and not ceil_mode:
         out = total / (kernel[0] * kernel[1])
     else:
-        from .creation import ones
         ones_img = ones(1, 1, h, w, dtype=x.dtype, device=x.device)
         counts = Unfold.apply(ones_img, geo).sum(1)           # real pixels per window
         if count_include_pad:
@@ -401,7 +401,6 @@ def avg_pool2d(input: TensorBase, kernel_size: Any, stride: Any = None, padding:
 
 def _padded_counts(h: int, w: int, geo: tuple, like: TensorBase) -> TensorBase:
     """Window sizes counting padding but not the part beyond it (ceil_mode edges)."""
-    from .creation import ones
     kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = geo
     big = ones(1, 1, h + 2 * ph, w + 2 * pw, dtype=like.dtype, device=like.device)
     geo2 = (kh, kw, sh, sw, 0, 0, dh, dw, oh, ow)

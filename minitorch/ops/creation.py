@@ -23,6 +23,7 @@ from ..storage import TypedStorage, UntypedStorage
 from ..tensor_base import Size, TensorBase
 from . import _raw
 from .registry import declare
+from ..layout import storage_span
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye",
            "arange", "linspace", "logspace", "zeros_like", "ones_like", "full_like",
@@ -233,7 +234,6 @@ def empty(*size: Any, out: Any = None, dtype: Any = None, device: Any = None,
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None,
                   device: Any = None, requires_grad: bool = False) -> TensorBase:
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    from ..layout import storage_span
     _, hi = storage_span(tuple(size), tuple(stride), 0)
     base = TensorBase._empty((hi,), dt, as_device(device))
     return new_leaf(TensorBase._make(base._storage, tuple(size), tuple(stride), 0, dt), requires_grad)

@@ -25,6 +25,10 @@ from ..tensor_base import TensorBase
 from . import _raw
 from .views import sum_to_shape
 from .registry import declare
+from .inplace_views import rebase_history
+from .views import clone
+from ..autograd import graph
+from ..dtype import float64
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod",
            "pow", "neg", "maximum", "minimum", "fmax", "fmin", "atan2", "where", "clamp",
@@ -501,7 +505,6 @@ def _rounding_public(cls: type, kernel_name: str) -> Callable:
         if input.dtype is bool_:
             raise _not_implemented(input, kernel_name)
         if not input.dtype.is_floating_point:
-            from .views import clone
             return write_out(clone(input), out)
         return public(input, out=out)
     fn.__name__, fn.__doc__ = public.__name__, public.__doc__
@@ -549,7 +552,6 @@ def round(input: TensorBase, *, decimals: int = 0, out: TensorBase | None = None
         if input.dtype is bool_:
             raise _not_implemented(input, "round_cpu")
         if decimals == 0:
-            from .views import clone
             return write_out(clone(input), out)
     if decimals == 0:
         return write_out(Round.apply(input), out)
@@ -773,7 +775,6 @@ def pow(input: Any, exponent: Any, *, out: TensorBase | None = None) -> TensorBa
 
 
 def float_power(input: Any, exponent: Any) -> TensorBase:
-    from ..dtype import float64
     a = input.to(float64) if isinstance(input, TensorBase) else float(input)
     b = exponent.to(float64) if isinstance(exponent, TensorBase) else float(exponent)
     return pow(a, b)
@@ -1024,7 +1025,6 @@ def inplace(x: TensorBase, compute: Callable[[TensorBase], TensorBase], name: st
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation.")
     if recording:
-        from ..autograd import graph
         first_new_node = next(graph._sequence)
     result = compute(x)
     if recording and result.grad_fn is not None:
@@ -1038,7 +1038,6 @@ def inplace(x: TensorBase, compute: Callable[[TensorBase], TensorBase], name: st
     _raw.copy_into(x, result)
     x._bump_version()
     if recording and (result.requires_grad or x.requires_grad):
-        from .inplace_views import rebase_history
         if not result.requires_grad and x._base is None:
             # Overwritten with values that do not depend on the graph
             # (``y.zero_()``, ``y[...] = 1.``): y keeps requiring grad, but no

@@ -22,6 +22,7 @@ from .index_helpers import (
     type_name, unaliased, with_size, wrap_index, zeros_like_grad)
 from .registry import declare
 from .views import raw_copy
+from ..backends import scalar_ops as S
 
 
 def index_select_raw(x: TensorBase, dim: int, index: TensorBase) -> TensorBase:
@@ -129,7 +130,6 @@ class IndexAdd(Function):
         ctx.dim, ctx.alpha, ctx.src_shape = dim, alpha, source._shape
         ctx.save_for_backward(index)
         if alpha != 1:
-            from ..backends import scalar_ops as S
             source = _raw.arith(source, alpha, S.MUL)
             source = _raw.cast(source, x.dtype)
         return _index_reduce_raw(x, dim, index, source, "add")
@@ -187,7 +187,6 @@ def index_add_(self: TensorBase, dim: int, index: TensorBase, source: TensorBase
     def write(t: TensorBase) -> None:
         src = unaliased(source, t)
         if alpha != 1:
-            from ..backends import scalar_ops as S
             src = _raw.cast(_raw.arith(src, alpha, S.MUL), t.dtype)
         _index_reduce_into(t, d, idx, src, "add")
     return index_inplace(self, (source,), lambda t: IndexAdd.apply(t, d, idx, source, alpha),

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..layout import contiguous_strides
+from ..layout import contiguous_strides, is_contiguous
 from ..tensor_base import TensorBase
-from .views import _ViewScatter, strided_view
+from .views import ViewScatter, strided_view
 
 __all__ = ["rebase_history"]
 
 
-def _region_fn(view: TensorBase, base: TensorBase):
+def region_fn(view: TensorBase, base: TensorBase):
     """Layout function of ``view`` inside ``base`` (base is contiguous)."""
     rel = view._offset - base._offset
     shape, stride = view._shape, view._stride
@@ -48,7 +49,7 @@ class CopySlices(Function):
     def backward(ctx: Any, g: TensorBase):
         g = g.contiguous()
         g_region = strided_view(g, ctx.fn)
-        g_base = g - _ViewScatter.apply(g_region, ctx.base_shape, ctx.fn)
+        g_base = g - ViewScatter.apply(g_region, ctx.base_shape, ctx.fn)
         return g_base, g_region, None
 
 
@@ -63,10 +64,27 @@ def rebase_history(x: TensorBase, result: TensorBase) -> None:
         raise RuntimeError(
             "in-place modification of a view whose base is not contiguous is not supported "
             "with autograd in minitorch; call .contiguous() on the base first")
-    fn = _region_fn(x, base)
+    fn = region_fn(x, base)
     # The version was bumped by the write; CopySlices bumps it again (mark_dirty),
     # which is harmless: versions only need to change.
     CopySlices.apply(base, result, fn)
     new_view = strided_view(base, fn)
     x.grad_fn = new_view.grad_fn
     x._output_nr = 0
+
+
+def refresh_view_grad_fn(view: TensorBase) -> Any:
+    """A view's node after its base was modified in place (see ``Tensor.grad_fn``)."""
+    base = view._base
+    node = view._grad_fn
+    view._grad_fn_version = view._version_counter.value
+    if base.grad_fn is None or not is_contiguous(base._shape, base._stride):
+        return node
+    prev = grad_mode.STATE.grad_enabled
+    grad_mode.STATE.grad_enabled = True
+    try:
+        fresh = strided_view(base, region_fn(view, base))
+    finally:
+        grad_mode.STATE.grad_enabled = prev
+    view._grad_fn, view._output_nr = fresh._grad_fn, 0
+    return fresh._grad_fn

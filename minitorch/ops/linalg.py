@@ -22,6 +22,8 @@ from ..tensor_base import TensorBase
 from . import _raw
 from .views import sum_to_shape
 from .registry import declare
+from .views import stack
+from ..layout import normalize_dim
 
 __all__ = ["matmul", "mm", "bmm", "dot", "vdot", "outer", "mv", "cross", "addmm", "inner",
            "baddbmm", "ger", "trace", "linear"]
@@ -275,8 +277,6 @@ def baddbmm(input: TensorBase, batch1: TensorBase, batch2: TensorBase, *, beta: 
 
 def cross(input: TensorBase, other: TensorBase, dim: Any = None) -> TensorBase:
     """Cross product of 3-vectors along ``dim`` (the first dim of size 3 if None)."""
-    from ..layout import normalize_dim
-    from .views import stack
     if dim is None:
         dim = next((d for d, s in enumerate(input._shape) if s == 3), None)
         if dim is None:

@@ -22,6 +22,9 @@ from .elementwise import write_out
 from .index_helpers import flat, header, index_inplace, type_name, zeros_like_grad
 from .registry import declare
 from .views import sum_to_shape
+from .views import cat
+from ..backends import scalar_ops as S
+from ..storage import UntypedStorage
 
 
 _C_TYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
@@ -131,7 +134,6 @@ def _masked_select_raw(x: TensorBase, mask: TensorBase) -> TensorBase:
     shape = broadcast_shapes(x._shape, mask._shape)
     data = x._backend.masked_select(_raw.broadcast_operand(x, shape),
                                     _raw.broadcast_operand(mask, shape))
-    from ..storage import UntypedStorage
     return TensorBase._make(UntypedStorage(data, x.device), (data.shape[0],), (1,), 0, x.dtype)
 
 
@@ -192,7 +194,6 @@ class MaskedScatter(Function):
             picked = masked_select(g, mask)
             n = numel(ctx.src_shape)
             if picked.numel() < n:
-                from .views import cat
                 picked = cat([picked, zeros_like_grad(g, (n - picked.numel(),))])
             gs = picked.reshape(ctx.src_shape)
         return gx, None, gs
@@ -236,7 +237,6 @@ def masked_scatter_(self: TensorBase, mask: TensorBase, source: TensorBase) -> T
 def _as_bool(x: TensorBase) -> TensorBase:
     if x.dtype is bool_:
         return x
-    from ..backends import scalar_ops as S
     return _raw.compare(x, 0, S.NE)
 
 
@@ -250,7 +250,6 @@ def nonzero(input: TensorBase, *, out: TensorBase | None = None, as_tuple: bool 
     if as_tuple and mask.dim() == 0:
         mask = header(_raw.contiguous(mask), (1,))
     coords = input._backend.nonzero(mask._operand())     # a (count, ndim) buffer
-    from ..storage import UntypedStorage
     result = TensorBase._make(UntypedStorage(coords.reshape(-1), input.device), coords.shape,
                           contiguous_strides(coords.shape), 0, int64)
     if as_tuple:

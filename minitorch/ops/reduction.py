@@ -26,6 +26,9 @@ from ..tensor_base import TensorBase
 from . import _raw
 from .views import expand, reshape, unsqueeze
 from .registry import declare
+from .creation import arange
+from .elementwise import isinf, isnan, maximum, minimum, where
+from .views import cat, flip, movedim, stack
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all",
            "any", "var", "std", "var_mean", "std_mean", "logsumexp", "softmax",
@@ -125,7 +128,6 @@ def sum(input: TensorBase, dim: Any = None, keepdim: bool = False, *,  # noqa: A
 
 
 def nansum(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:
-    from .elementwise import isnan, where
     return sum(where(isnan(input), 0.0, input), dim, keepdim)
 
 
@@ -180,7 +182,6 @@ class Prod(Function):
         # d(prod)/dx_i = prod of the others.  Where x has no zeros that is y / x_i;
         # with zeros we compute products of the others explicitly (by exclusive
         # cumulative products along a flattened reduced axis).
-        from .elementwise import where
         yb = _expand_back(y, ctx.in_shape, ctx.dims, ctx.keepdim)
         gb = _expand_back(g, ctx.in_shape, ctx.dims, ctx.keepdim)
         if not bool((x == 0).any()):
@@ -191,7 +192,6 @@ class Prod(Function):
 
 def _prod_of_others(x: TensorBase, dims: tuple) -> TensorBase:
     """For each element, the product of the other elements along ``dims``."""
-    from .views import flip, movedim
     keep = [d for d in range(x.dim()) if d not in dims]
     perm = keep + list(dims)
     xp = x.permute(perm)
@@ -208,7 +208,6 @@ def _prod_of_others(x: TensorBase, dims: tuple) -> TensorBase:
 
 
 def _cat_last(a: TensorBase, b: TensorBase) -> TensorBase:
-    from .views import cat
     return cat([a, b], -1)
 
 
@@ -255,7 +254,6 @@ class MinDim(_MaxMinDim):
 
 def _route_to_index(g: TensorBase, idx: TensorBase, in_shape: tuple, dim: int, keepdim: bool) -> TensorBase:
     """Gradient that goes only to the element ``idx`` picked along ``dim``."""
-    from .creation import arange
     if not keepdim:
         g = unsqueeze(g, dim)
         idx = unsqueeze(idx, dim)
@@ -336,7 +334,6 @@ def max(input: TensorBase, dim: Any = None, keepdim: bool = False, *,  # noqa: A
         out: Any = None) -> Any:
     """``max(x)``: the largest element; ``max(x, dim)``: ``(values, indices)``; ``max(x, y)``: elementwise."""
     if isinstance(dim, TensorBase):
-        from .elementwise import maximum
         return maximum(input, dim)
     if dim is None:
         return MaxAll.apply(input)
@@ -352,7 +349,6 @@ def max(input: TensorBase, dim: Any = None, keepdim: bool = False, *,  # noqa: A
 def min(input: TensorBase, dim: Any = None, keepdim: bool = False, *,  # noqa: A001
         out: Any = None) -> Any:
     if isinstance(dim, TensorBase):
-        from .elementwise import minimum
         return minimum(input, dim)
     if dim is None:
         return MinAll.apply(input)
@@ -479,7 +475,6 @@ class Std(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
-        from .elementwise import where
         x, y = ctx.saved_tensors
         n = numel([x._shape[d] for d in ctx.dims])
         gb = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
@@ -551,7 +546,6 @@ def norm(input: TensorBase, p: Any = "fro", dim: Any = None, keepdim: bool = Fal
 def _stable_max(x: TensorBase, dims: tuple) -> TensorBase:
     """max over dims (keepdim), with infinities replaced by 0 so x - m never gives nan."""
     m = _raw.reduce(x, "max", dims, True, x.dtype)
-    from .elementwise import where, isinf
     return where(isinf(m), 0.0, m)
 
 
@@ -684,7 +678,6 @@ class CumSum(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
-        from .views import flip
         return flip(cumsum(flip(g, (ctx.dim,)), ctx.dim), (ctx.dim,)), None, None
 
 
@@ -701,7 +694,6 @@ class CumProd(Function):
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
         x, y = ctx.saved_tensors
-        from .views import flip
         d = ctx.dim
         if not bool((x == 0).any()):
             # dy_j/dx_i = y_j / x_i for j >= i: a reversed cumsum of g * y, over x.
@@ -716,7 +708,6 @@ class CumProd(Function):
             xi_one[..., i] = 1.0
             p = cumprod(xi_one, -1)
             cols.append((gm[..., i:] * p[..., i:]).sum(-1))
-        from .views import stack
         return stack(cols, -1).movedim(-1, d), None, None
 
 

@@ -23,6 +23,8 @@ from ..tensor_base import Size, TensorBase
 from . import _raw
 from .creation import like_layout, new_leaf, size_arg
 from .registry import declare
+from ..backends.cpu import random as rk
+from ..layout import broadcast_shapes
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
            "rand_like", "randn_like", "randint_like", "uniform_", "normal_", "random_",
@@ -50,7 +52,6 @@ def _fill_random(out: TensorBase, kind: str, generator: Generator | None, *param
         work_dt = out.dtype
     direct = out.is_contiguous() and out.dtype is work_dt
     work = out if direct else TensorBase._empty(out._shape, work_dt, out.device)
-    from ..backends.cpu import random as rk
     counters = rk.normal_counters(n) if kind == "normal" else n
     seed, offset = generator_for(generator, out.device)._take(counters)
     buf = work._storage._data[work._offset:work._offset + n]
@@ -112,7 +113,6 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
     if isinstance(mean, TensorBase) or isinstance(std, TensorBase):
         shape = _raw.shape_of(mean) if isinstance(mean, TensorBase) else _raw.shape_of(std)
         if isinstance(mean, TensorBase) and isinstance(std, TensorBase):
-            from ..layout import broadcast_shapes
             shape = broadcast_shapes(mean._shape, std._shape)
         ref = mean if isinstance(mean, TensorBase) else std
         z = _fill_random(TensorBase._empty(shape, ref.dtype, ref.device), "normal", generator,
@@ -171,7 +171,6 @@ def multinomial(input: TensorBase, num_samples: int, replacement: bool = False, 
                            "enough non-negative category to sample)")
     rows = host.shape[0]
     out = TensorBase._empty((rows, num_samples), int64, input.device)
-    from ..backends.cpu import random as rk
     seed, offset = generator_for(generator, out.device)._take(
         rk.multinomial_counters(rows, k, num_samples, replacement))
     out._backend.random_fill("multinomial", out._storage._data.reshape(rows, num_samples), seed,

@@ -39,6 +39,9 @@ from .index_ops import index_select
 from .views import raw_copy
 from .reduction import return_types
 from .registry import declare
+from .creation import arange
+from .elementwise import isnan, where
+from .views import cat
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "unique"]
 
@@ -283,7 +286,6 @@ class MedianAll(Function):
     def backward(ctx: Any, g: TensorBase):
         x, value = ctx.saved_tensors
         # PyTorch spreads the gradient evenly over every element equal to the median.
-        from .elementwise import isnan
         hit = (x == value) | (isnan(x) & isnan(value))
         hit = hit.to(g.dtype)
         return g * hit / hit.sum()
@@ -294,7 +296,6 @@ class MedianDim(Function):
 
     @staticmethod
     def forward(ctx: Any, x: TensorBase, dim: int, keepdim: bool) -> tuple:
-        from .elementwise import isnan, where
         values, indices = _sort_raw(x, dim, False)
         n = _dim_size(x, dim)
         # the lower median, unless the row holds NaN: then the first NaN
@@ -361,7 +362,6 @@ class Unique(Function):
 
 def _unique_dim(x: TensorBase, dim: int) -> tuple:
     """Unique slices along ``dim``, sorted lexicographically (built from stable sorts)."""
-    from .views import cat
     n = x._shape[dim]
     rows = x.detach().movedim(dim, 0).reshape(n, -1)
     order = _raw_arange(n, x.device)
@@ -392,7 +392,6 @@ def _unique_dim(x: TensorBase, dim: int) -> tuple:
 
 
 def _raw_arange(n: int, device: Any) -> TensorBase:
-    from .creation import arange
     return arange(n, device=device)
 
 

@@ -9,7 +9,7 @@ Slicing-like views (``x[1:3]``, ``select``, ``narrow``, ``split``,
 ``unbind``, ``as_strided``) share one mechanism: a *layout function* maps the
 input's (shape, stride, offset) to the view's.  Applied to the real header it
 gives the forward view; applied to a fresh contiguous header of the input's
-shape it tells backward where the gradient goes (:class:`_ViewScatter`).
+shape it tells backward where the gradient goes (:class:`ViewScatter`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ from ..tensor_base import Size, TensorBase
 from ..memory_format import contiguous_format, preserve_format
 from . import _raw
 from .registry import declare
+from .creation import tensor
+from ..backends import Operand
+from ..dtype import as_dtype, dtype, promote_types
+from ..storage import UntypedStorage
 
 __all__ = ["view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
            "flatten", "unflatten", "narrow", "select", "split", "chunk", "unbind", "movedim",
@@ -93,7 +97,6 @@ def raw_copy(x: TensorBase, memory_format: Any = None) -> TensorBase:
 
 def view(x: TensorBase, *shape: Any) -> TensorBase:
     """Same storage, new shape; raises where the strides do not allow it (see layout.view_strides)."""
-    from ..dtype import as_dtype, dtype
     if len(shape) == 1 and isinstance(shape[0], (dtype, str)) or (
             len(shape) == 1 and shape[0] is not None and not isinstance(shape[0], (int, tuple,
                                                                                     list))
@@ -105,7 +108,6 @@ def view(x: TensorBase, *shape: Any) -> TensorBase:
 def _view_dtype(x: TensorBase, dt: Any) -> TensorBase:
     if dt is x.dtype:
         return x
-    from ..storage import UntypedStorage
     old, new = x.dtype.itemsize, dt.itemsize
     shape, stride, offset = list(x._shape), list(x._stride), x._offset
     if old != new:
@@ -363,10 +365,10 @@ class _StridedView(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
-        return _ViewScatter.apply(g, ctx.in_shape, ctx.fn), None
+        return ViewScatter.apply(g, ctx.in_shape, ctx.fn), None
 
 
-class _ViewScatter(Function):
+class ViewScatter(Function):
     """Backward of a strided view: zeros of the input's shape with ``g`` written into the view."""
 
     _backward_name = "AsStridedScatterBackward0"
@@ -377,7 +379,6 @@ class _ViewScatter(Function):
         out = _raw.empty(in_shape, g.dtype, g.device)
         out._backend.fill(out._operand(), 0)
         shape, stride, offset = fn(in_shape, contiguous_strides(in_shape), 0)
-        from ..backends import Operand
         out._backend.copy(g._operand(), Operand(out._storage._data, shape, stride, offset))
         return out
 
@@ -573,7 +574,6 @@ class _StorageRoute(Function):
     @staticmethod
     def forward(ctx: Any, g: TensorBase, geometry: tuple, reverse: bool) -> TensorBase:
         import numpy as np
-        from .creation import tensor
         ctx.geometry, ctx.reverse = geometry, reverse
         inp, view_geo, n = geometry
         src, dst = (inp, view_geo) if reverse else (view_geo, inp)
@@ -634,13 +634,11 @@ class Cat(Function):
         ref = next(t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0))
         shape = list(ref._shape)
         shape[dim] = sum(ctx.sizes)
-        from ..dtype import promote_types
         dt = tensors[0].dtype
         for tt in tensors[1:]:
             dt = promote_types(dt, tt.dtype)
         out = _raw.empty(tuple(shape), dt, ref.device)
         start = 0
-        from ..backends import Operand
         for tt, n in zip(tensors, ctx.sizes):
             if tt.dim() == 1 and tt._shape[0] == 0:
                 continue
@@ -748,7 +746,6 @@ class Flip(Function):
         ctx.dims = dims
         # minitorch has no negative strides, so a flip is a copy read backwards:
         # start at the last element of each flipped dim and step with -stride.
-        from ..backends import Operand
         offset = x._offset
         strides = list(x._stride)
         for d in dims:
@@ -830,24 +827,6 @@ def tile(x: TensorBase, *dims: Any) -> TensorBase:
         dims = (1,) * (x.dim() - len(dims)) + dims
     return repeat(x, dims)
 
-
-def refresh_view_grad_fn(view: TensorBase) -> Any:
-    """A view's node after its base was modified in place (see ``Tensor.grad_fn``)."""
-    from ..autograd import grad_mode
-    base = view._base
-    node = view._grad_fn
-    view._grad_fn_version = view._version_counter.value
-    if base.grad_fn is None or not is_contiguous(base._shape, base._stride):
-        return node
-    from .inplace_views import _region_fn
-    prev = grad_mode.STATE.grad_enabled
-    grad_mode.STATE.grad_enabled = True
-    try:
-        fresh = strided_view(base, _region_fn(view, base))
-    finally:
-        grad_mode.STATE.grad_enabled = prev
-    view._grad_fn, view._output_nr = fresh._grad_fn, 0
-    return fresh._grad_fn
 
 
 

@@ -7,6 +7,8 @@ from typing import Any
 from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
+from ..parameter import Parameter
+from ...ops.creation import full
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
            "Softplus", "Softsign", "Hardtanh", "Hardsigmoid", "Hardswish", "Sigmoid", "Tanh",
@@ -206,8 +208,6 @@ class GLU(Module):
 class PReLU(Module):
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
                  dtype: Any = None) -> None:
-        from ...ops.creation import full
-        from ..parameter import Parameter
         super().__init__()
         self.num_parameters = num_parameters
         self.weight = Parameter(full((num_parameters,), init, device=device, dtype=dtype))

@@ -19,6 +19,8 @@ from .. import init
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module
+from ...dtype import bool_
+from ...ops.creation import arange
 
 __all__ = ["MultiheadAttention"]
 
@@ -84,7 +86,6 @@ class MultiheadAttention(Module):
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple:
-        from ...dtype import bool_
         unbatched = query.dim() == 2
         if unbatched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -111,7 +112,6 @@ class MultiheadAttention(Module):
         v = v.reshape(S, N, H, D).permute(1, 2, 0, 3)
         scores = q.matmul(k.transpose(-2, -1)) / math.sqrt(D)          # (N, H, L, S)
         if is_causal and attn_mask is None:
-            from ...ops.creation import arange
             attn_mask = arange(L).unsqueeze(1) < arange(S)              # True = blocked
         if attn_mask is not None:
             mask = attn_mask if attn_mask.dim() == 2 else attn_mask.reshape(N, H, L, S)

@@ -22,6 +22,10 @@ from typing import Any, Callable, Iterator
 from ...autograd.graph import RemovableHandle, HookDict
 from ...tensor import Tensor
 from ..parameter import Parameter, UninitializedParameter
+from .hooks import call_with_backward_hooks
+from ...autograd.grad_mode import no_grad
+from ...device import as_device
+from ...dtype import as_dtype
 
 __all__ = ["Module"]
 
@@ -216,7 +220,6 @@ class Module:
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         if self._backward_hooks:
-            from .hooks import call_with_backward_hooks
             output = call_with_backward_hooks(self, args, kwargs)
         else:
             output = self.forward(*args, **kwargs)
@@ -370,7 +373,6 @@ class Module:
         if recurse:
             for m in self.children():
                 m._apply(fn)
-        from ...autograd.grad_mode import no_grad
         for key, p in self._parameters.items():
             if p is None:
                 continue
@@ -389,8 +391,6 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """Move and/or cast parameters and buffers (floating-point ones for a dtype)."""
-        from ...device import as_device
-        from ...dtype import as_dtype
         dev = kwargs.get("device")
         dt = kwargs.get("dtype")
         for a in args:
@@ -468,7 +468,6 @@ class Module:
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, unexpected, errors = [], [], []
         own = self.state_dict(keep_vars=True)
-        from ...autograd.grad_mode import no_grad
         for key, target in own.items():
             if key not in state_dict:
                 missing.append(key)

@@ -23,6 +23,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+from ...ops.views import cat
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
 
@@ -237,7 +238,6 @@ class _RNNBase(Module):
 
 
 def _cat_last(parts: list) -> Tensor:
-    from ...ops.views import cat
     return cat(parts, -1)
 
 

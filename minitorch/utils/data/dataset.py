@@ -7,6 +7,7 @@ import math
 from typing import Any, Iterable, Sequence
 
 from ...tensor import Tensor
+from ...ops.sampling import randperm
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split"]
@@ -99,7 +100,6 @@ class ConcatDataset(Dataset):
 
 def random_split(dataset: Dataset, lengths: Sequence[Any], generator: Any = None) -> list:
     """Split into non-overlapping random subsets of the given lengths (or fractions)."""
-    from ...ops.sampling import randperm
     n = len(dataset)
     lengths = list(lengths)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:

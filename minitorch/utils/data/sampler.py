@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
+from ...dtype import float64
+from ...ops.creation import as_tensor
+from ...ops.sampling import multinomial, randint, randperm
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -45,7 +48,6 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        from ...ops.sampling import randint, randperm
         n = len(self.data_source)
         if self.replacement:
             return iter(randint(0, n, (self.num_samples,), generator=self.generator).tolist())
@@ -63,7 +65,6 @@ class SubsetRandomSampler(Sampler):
         self.indices, self.generator = indices, generator
 
     def __iter__(self) -> Iterator[int]:
-        from ...ops.sampling import randperm
         return iter(self.indices[i] for i in randperm(len(self.indices),
                                                       generator=self.generator).tolist())
 
@@ -74,13 +75,10 @@ class SubsetRandomSampler(Sampler):
 class WeightedRandomSampler(Sampler):
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
                  generator: Any = None) -> None:
-        from ...dtype import float64
-        from ...ops.creation import as_tensor
         self.weights = as_tensor(weights, dtype=float64)
         self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
 
     def __iter__(self) -> Iterator[int]:
-        from ...ops.sampling import multinomial
         return iter(multinomial(self.weights, self.num_samples, self.replacement,
                                 generator=self.generator).tolist())
 
