@@ -42,7 +42,7 @@ _LEGACY_DEVICE = {"cpu": "", "cuda": "cuda."}
 
 def _is_operand(other: Any) -> bool:
     """Whether a binary operator handles ``other`` (else Python tries the reflected one)."""
-    return isinstance(other, TensorBase) or ops._raw.is_number(other)
+    return isinstance(other, TensorBase) or ops.kernels.is_number(other)
 
 
 def _inplace_method(fn: Callable, name: str) -> Callable:

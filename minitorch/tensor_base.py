@@ -32,7 +32,7 @@ import numpy as np
 from . import _printing
 from .backends import Operand, get_backend
 from .device import CPU, device
-from .dtype import bool_, dtype, float16, float32, int64
+from .dtype import bool_, dtype, int64
 from .layout import contiguous_strides, is_contiguous, numel
 from .memory_format import channels_last
 from .storage import TypedStorage, UntypedStorage

@@ -11,10 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import ops  # noqa: F401  (makes sure Tensor methods are attached)
 from ..autograd.grad_mode import no_grad
-from ..ops import elementwise as ew, reduction as rd
-from ..ops.creation import ones, zeros, full, arange
+from ..ops import elementwise as elementwise_ops, reduction as reduction_ops
+from ..ops.creation import full, arange
 from ..ops.sampling import bernoulli
 from ..ops.embedding import embedding as embedding_op
 from ..ops.padding import pad
@@ -64,12 +63,12 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 # ---------------------------------------------------------------------------
 def _maybe_inplace(input: Tensor, result_fn: Any, inplace: bool) -> Tensor:
     if inplace:
-        return ew.inplace(input, result_fn)
+        return elementwise_ops.inplace(input, result_fn)
     return result_fn(input)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, ew.relu, inplace)
+    return _maybe_inplace(input, elementwise_ops.relu, inplace)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -77,40 +76,40 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, lambda x: ew.where(x > threshold, x, value), inplace)
+    return _maybe_inplace(input, lambda x: elementwise_ops.where(x > threshold, x, value), inplace)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, lambda x: ew.leaky_relu(x, negative_slope), inplace)
+    return _maybe_inplace(input, lambda x: elementwise_ops.leaky_relu(x, negative_slope), inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, lambda x: ew.elu(x, alpha), inplace)
+    return _maybe_inplace(input, lambda x: elementwise_ops.elu(x, alpha), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     alpha, scale = 1.6732632423543772, 1.0507009873554805
-    return _maybe_inplace(input, lambda x: ew.elu(x, alpha) * scale, inplace)
+    return _maybe_inplace(input, lambda x: elementwise_ops.elu(x, alpha) * scale, inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, lambda x: ew.elu(x / alpha, 1.0) * alpha, inplace)
+    return _maybe_inplace(input, lambda x: elementwise_ops.elu(x / alpha, 1.0) * alpha, inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    return ew.gelu(input, approximate)
+    return elementwise_ops.gelu(input, approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, ew.silu, inplace)
+    return _maybe_inplace(input, elementwise_ops.silu, inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, ew.mish, inplace)
+    return _maybe_inplace(input, elementwise_ops.mish, inplace)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    return ew.softplus(input, beta, threshold)
+    return elementwise_ops.softplus(input, beta, threshold)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -121,40 +120,40 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _maybe_inplace(input, lambda x: ew.clamp(x, min_val, max_val), inplace)
+    return _maybe_inplace(input, lambda x: elementwise_ops.clamp(x, min_val, max_val), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, lambda x: ew.clamp(x / 6 + 0.5, 0.0, 1.0), inplace)
+    return _maybe_inplace(input, lambda x: elementwise_ops.clamp(x / 6 + 0.5, 0.0, 1.0), inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    return _maybe_inplace(input, lambda x: x * ew.clamp(x / 6 + 0.5, 0.0, 1.0), inplace)
+    return _maybe_inplace(input, lambda x: x * elementwise_ops.clamp(x / 6 + 0.5, 0.0, 1.0), inplace)
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    return ew.sigmoid(input)
+    return elementwise_ops.sigmoid(input)
 
 
 def tanh(input: Tensor) -> Tensor:
-    return ew.tanh(input)
+    return elementwise_ops.tanh(input)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    return ew.logsigmoid(input)
+    return elementwise_ops.logsigmoid(input)
 
 
 def softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
-    return rd.softmax(input, dim, dtype)
+    return reduction_ops.softmax(input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: Any = None, _stacklevel: int = 3, dtype: Any = None
                 ) -> Tensor:
-    return rd.log_softmax(input, dim, dtype)
+    return reduction_ops.log_softmax(input, dim, dtype)
 
 
 def softmin(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
-    return rd.softmax(-input, dim, dtype)
+    return reduction_ops.softmax(-input, dim, dtype)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -166,7 +165,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     w = weight
     if input.dim() >= 2 and weight.numel() > 1:
         w = weight.reshape((1, -1) + (1,) * (input.dim() - 2))
-    return ew.where(input > 0, input, input * w)
+    return elementwise_ops.where(input > 0, input, input * w)
 
 
 # ---------------------------------------------------------------------------
@@ -281,7 +280,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction)
-    loss = ew.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    loss = elementwise_ops.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
     return _reduce(loss, reduction)
 
 
@@ -289,7 +288,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
                weight: Tensor | None = None) -> Tensor:
     _check_same_size(input, target, "huber_loss")
     d = (input - target).abs()
-    loss = ew.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    loss = elementwise_ops.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -332,7 +331,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.dim() == 1 else 1
-    logp = rd.log_softmax(input, class_dim)
+    logp = reduction_ops.log_softmax(input, class_dim)
     n_classes = input.shape[class_dim]
     if target.dtype.is_floating_point:
         # Class probabilities (same shape as input).
@@ -358,7 +357,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     smooth = -per_class.sum(class_dim) * valid
     if reduction == "mean":
         if weight is not None:
-            safe = ew.where(target != ignore_index, target, 0).to(int64)
+            safe = elementwise_ops.where(target != ignore_index, target, 0).to(int64)
             denom = (weight.gather(0, safe.reshape(-1)).reshape(safe.shape) * valid).sum()
         else:
             denom = valid.sum()
@@ -378,8 +377,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          "same size.")
     if bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    log_p = ew.clamp(input.log(), min=-100.0)
-    log_1p = ew.clamp((1 - input).log(), min=-100.0)
+    log_p = elementwise_ops.clamp(input.log(), min=-100.0)
+    log_1p = elementwise_ops.clamp((1 - input).log(), min=-100.0)
     loss = -(target * log_p + (1 - target) * log_1p)
     if weight is not None:
         loss = loss * weight
@@ -394,7 +393,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    log_sig_neg = -ew.logsigmoid(input)      # = softplus(-x) = log(1 + e^-x)
+    log_sig_neg = -elementwise_ops.logsigmoid(input)      # = softplus(-x) = log(1 + e^-x)
     if pos_weight is not None:
         coeff = 1 + (pos_weight - 1) * target
         loss = (1 - target) * input + coeff * log_sig_neg
@@ -411,7 +410,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        loss = ew.xlogy(target, target) - target * input
+        loss = elementwise_ops.xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.dim() else loss.sum()
     return _reduce(loss, reduction)
@@ -528,19 +527,19 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Any = None) -> Tensor:
-    denom = ew.clamp_min(rd.norm(input, p, dim, keepdim=True), eps)
+    denom = elementwise_ops.clamp_min(reduction_ops.norm(input, p, dim, keepdim=True), eps)
     return input / denom
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    n1 = ew.clamp_min(rd.norm(x1, 2, dim), eps)
-    n2 = ew.clamp_min(rd.norm(x2, 2, dim), eps)
+    n1 = elementwise_ops.clamp_min(reduction_ops.norm(x1, 2, dim), eps)
+    n2 = elementwise_ops.clamp_min(reduction_ops.norm(x2, 2, dim), eps)
     return (x1 * x2).sum(dim) / (n1 * n2)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
-    return rd.norm(x1 - x2 + eps, p, -1, keepdim)
+    return reduction_ops.norm(x1 - x2 + eps, p, -1, keepdim)
 
 
 # ---------------------------------------------------------------------------
@@ -558,8 +557,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         with no_grad():
             flat = input.reshape(-1)
             rows = weight.index_select(0, flat)
-            norms = rd.norm(rows, norm_type, 1, keepdim=True)
-            scale = ew.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+            norms = reduction_ops.norm(rows, norm_type, 1, keepdim=True)
+            scale = elementwise_ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
             weight.index_copy_(0, flat, rows * scale)
     if padding_idx is None:
         padding_idx = -1                      # no padding row
@@ -617,7 +616,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = rd.softmax(scores, -1)
+    weights = reduction_ops.softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return matmul(weights, value)

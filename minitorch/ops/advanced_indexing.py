@@ -38,19 +38,19 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..backends import Operand
 from ..dtype import bool_, int8, int16, int32, int64, uint8
 from ..layout import broadcast_shapes, contiguous_strides, expand_strides, numel, view_strides
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
+from .kernels import Operand
 from .basic_indexing import basic_getitem, basic_setitem, copy_like
 from .creation import tensor
 from .elementwise import inplace
-from .index_helpers import check_index, check_writable, flat, fresh, type_name
+from .index_helpers import check_index, check_writable, fresh, type_name
 from .masked import nonzero
 from .views import raw_copy, sum_to_shape
 from .registry import declare
-from ..backends import scalar_ops as S
+from ..backends import scalar_ops
 
 __all__ = ["getitem", "setitem", "index_put", "index_put_", "AdvancedIndex"]
 
@@ -91,26 +91,25 @@ class AdvancedIndex:
         """
         nb = numel(self.bshape)
         if len(self.dims) == 1:
-            offsets = flat(self.indices[0])
+            offsets = kernels.flat(self.indices[0])
             stride = t._stride[self.dims[0]]
         else:
             acc = fresh((nb,), int64, t.device, 0)
             for d, idx in zip(self.dims, self.indices):
-                t._backend.add_index_offsets(flat(acc), flat(idx), self.shape[d],
-                                             t._stride[d])
-            offsets, stride = flat(acc), 1
+                kernels.add_index_offsets(acc, idx, self.shape[d], t._stride[d])
+            offsets, stride = kernels.flat(acc), 1
         rest_shape = [t._shape[d] for d in self.rest]
         rest_st = [t._stride[d] for d in self.rest]
         p = self.pos
         shape = tuple(rest_shape[:p]) + (nb,) + tuple(rest_shape[p:])
         strides = tuple(rest_st[:p]) + (stride,) + tuple(rest_st[p:])
-        return Operand(t._storage._data, shape, strides, t._offset), offsets
+        return kernels.operand(t, shape, strides), offsets
 
     def gather(self, t: TensorBase) -> TensorBase:
         """``t[key]`` as a new contiguous tensor (no autograd)."""
         src, offsets = self._folded(t)
-        out = _raw.empty(src.shape, t.dtype, t.device)
-        t._backend.index_select(src, self.pos, offsets, out._operand())
+        out = kernels.empty(src.shape, t.dtype, t.device)
+        kernels.index_select(src, self.pos, offsets, out)
         shape = self.result_shape()
         return TensorBase._make(out._storage, shape, contiguous_strides(shape), 0, t.dtype)
 
@@ -121,22 +120,21 @@ class AdvancedIndex:
         to the result shape.
         """
         tgt, offsets = self._folded(t)
-        t._backend.index_reduce("add" if accumulate else "set", tgt, self.pos, offsets,
-                                self._values_operand(values, t, tgt.shape))
+        kernels.index_reduce("add" if accumulate else "set", t, self.pos, offsets,
+                             self._values_operand(values, t, tgt.shape), folded=tgt)
 
     def _values_operand(self, values: Any, t: TensorBase, folded: tuple) -> Operand:
         if not isinstance(values, TensorBase):
-            return _raw.scalar_operand(values, t.dtype, folded, t._backend)
+            return kernels.number_operand(values, t.dtype, folded, t)
         rshape = self.result_shape()
         values = _strip_leading_ones(values, len(rshape))
         _, strides = expand_strides(values._shape, values._stride, rshape)
         st = view_strides(rshape, strides, folded)
         if st is None:   # the broadcast B dims do not fold into one: copy them out
-            tmp = _raw.empty(rshape, values.dtype, values.device)
-            tmp._backend.copy(Operand(values._storage._data, rshape, strides, values._offset),
-                              tmp._operand())
-            return Operand(tmp._storage._data, folded, contiguous_strides(folded), 0)
-        return Operand(values._storage._data, folded, st, values._offset)
+            tmp = kernels.empty(rshape, values.dtype, values.device)
+            kernels.copy(kernels.operand(values, rshape, strides), tmp)
+            return kernels.operand(tmp, folded, contiguous_strides(folded), 0)
+        return kernels.operand(values, folded, st)
 
 
 def _strip_leading_ones(values: TensorBase, ndim: int) -> TensorBase:
@@ -176,7 +174,7 @@ def _to_index_tensor(k: Any, device: Any) -> TensorBase:
         raise _index_error() from None
     if t.dtype.is_floating_point:
         if t.numel() == 0:
-            return _raw.cast(t, int64)
+            return kernels.cast(t, int64)
         raise _index_error()
     return t
 
@@ -215,7 +213,7 @@ def _normalize_items(x: TensorBase, key: tuple) -> list:
             if k.dtype is uint8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
                               "dtype torch.bool instead.", UserWarning, stacklevel=4)
-                k = _raw.compare(k, 0, S.NE)
+                k = kernels.compare(k, 0, scalar_ops.NE)
             if k.dtype is bool_:
                 items.append(("scalar_mask", bool(k.item())) if k.dim() == 0 else ("mask", k))
             elif k.dtype in _INT_DTYPES:
@@ -316,17 +314,17 @@ def _build(view: TensorBase, adv: list) -> AdvancedIndex:
     ready = []
     for d, t in zip(dims, tensors):
         size = view._shape[d]
-        t = _raw.contiguous(_raw.cast(t, int64))
+        t = kernels.contiguous(kernels.cast(t, int64))
         if size == 0 and t.numel():
             raise IndexError("index is out of bounds for dimension with size 0")
         check_index(t, size, lambda v, d=d, size=size: IndexError(
             f"index {v} is out of bounds for dimension {d} with size {size}"), negative=True)
         # broadcast to B and wrap negatives in one pass (always a fresh tensor we own)
         full = fresh(bshape, int64, view.device, 0)
-        src = _raw.contiguous(TensorBase._make(t._storage, bshape,
-                                           _raw.broadcast_operand(t, bshape).strides,
+        src = kernels.contiguous(TensorBase._make(t._storage, bshape,
+                                           kernels.broadcast_operand(t, bshape).strides,
                                            t._offset, int64))
-        full._backend.add_index_offsets(flat(full), flat(src), size, 1)
+        kernels.add_index_offsets(full, src, size, 1)
         ready.append(full)
     return AdvancedIndex(view._shape, dims, ready, bshape)
 
@@ -412,7 +410,7 @@ def _value_tensor(value: Any, like: TensorBase) -> Any:
     """The value of ``x[key] = value``: a number, or a tensor of ``like``'s dtype."""
     if isinstance(value, TensorBase):
         return value if value.dtype is like.dtype else value.to(like.dtype)
-    if _raw.is_number(value):
+    if kernels.is_number(value):
         return value
     return tensor(value, dtype=like.dtype, device=like.device)
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..layout import broadcast_shapes
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .creation import full_like, tensor
 from .elementwise import inplace
 from .registry import declare
@@ -130,7 +130,7 @@ def copy_like(src: Any, like: TensorBase) -> TensorBase:
 
 def basic_setitem(self: TensorBase, key: tuple, value: Any) -> None:
     """``self[key] = value`` for a basic ``key``: write ``value`` (broadcast) into the view."""
-    if not isinstance(value, TensorBase) and not _raw.is_number(value):
+    if not isinstance(value, TensorBase) and not kernels.is_number(value):
         value = tensor(value, dtype=self.dtype, device=self.device)
     target = basic_getitem(self, key)
     if isinstance(value, TensorBase):

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .padding import pad
 from .linalg import matmul
 from .views import cat
@@ -76,11 +76,11 @@ class Unfold(Function):
         n, c, h, w = x.shape
         kh, kw, *_, oh, ow = geo
         ctx.geo, ctx.hw = geo, (h, w)
-        src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
-        cols = _raw.empty((n, c * kh * kw, oh * ow), src.dtype, x.device)
-        x._backend.im2col(_array4(src), geo,
-                          _raw.array_of(cols, (n, c * kh * kw, oh * ow)))
-        return _raw.cast(cols, x.dtype)
+        src = kernels.contiguous(kernels.cast(x, kernels.compute_dtype(x.dtype)))
+        cols = kernels.empty((n, c * kh * kw, oh * ow), src.dtype, x.device)
+        kernels.im2col(_array4(src), geo, kernels.array_of(cols, (n, c * kh * kw, oh * ow)),
+                       x.device)
+        return kernels.cast(cols, x.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -96,10 +96,10 @@ class Fold(Function):
         kh, kw = geo[0], geo[1]
         c = ckk // (kh * kw)
         ctx.geo = geo
-        src = _raw.contiguous(_raw.cast(cols, _raw.compute_dtype(cols.dtype)))
-        out = _raw.empty((n, c) + tuple(hw), src.dtype, cols.device)
-        cols._backend.col2im(_raw.array_of(src, tuple(src.shape)), geo, _array4(out))
-        return _raw.cast(out, cols.dtype)
+        src = kernels.contiguous(kernels.cast(cols, kernels.compute_dtype(cols.dtype)))
+        out = kernels.empty((n, c) + tuple(hw), src.dtype, cols.device)
+        kernels.col2im(kernels.array_of(src, tuple(src.shape)), geo, _array4(out), cols.device)
+        return kernels.cast(out, cols.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -116,11 +116,11 @@ class UnfoldBatch(Function):
         n, c, h, w = x.shape
         kh, kw, *_, oh, ow = geo
         ctx.geo, ctx.shape = geo, (n, c, h, w)
-        src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
-        cols = _raw.empty((c * kh * kw, n * oh * ow), src.dtype, x.device)
-        x._backend.im2col_batch(_array4(src), geo,
-                                _raw.array_of(cols, tuple(cols.shape)))
-        return _raw.cast(cols, x.dtype)
+        src = kernels.contiguous(kernels.cast(x, kernels.compute_dtype(x.dtype)))
+        cols = kernels.empty((c * kh * kw, n * oh * ow), src.dtype, x.device)
+        kernels.im2col(_array4(src), geo, kernels.array_of(cols, tuple(cols.shape)), x.device,
+                       batched=True)
+        return kernels.cast(cols, x.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -133,10 +133,11 @@ class FoldBatch(Function):
     @staticmethod
     def forward(ctx: Any, cols: TensorBase, shape: tuple, geo: tuple) -> TensorBase:
         ctx.geo = geo
-        src = _raw.contiguous(_raw.cast(cols, _raw.compute_dtype(cols.dtype)))
-        out = _raw.empty(shape, src.dtype, cols.device)
-        cols._backend.col2im_batch(_raw.array_of(src, tuple(src.shape)), geo, _array4(out))
-        return _raw.cast(out, cols.dtype)
+        src = kernels.contiguous(kernels.cast(cols, kernels.compute_dtype(cols.dtype)))
+        out = kernels.empty(shape, src.dtype, cols.device)
+        kernels.col2im(kernels.array_of(src, tuple(src.shape)), geo, _array4(out), cols.device,
+                       batched=True)
+        return kernels.cast(out, cols.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -144,7 +145,7 @@ class FoldBatch(Function):
 
 
 def _array4(t: TensorBase):
-    return _raw.array_of(t, tuple(t.shape))
+    return kernels.array_of(t, tuple(t.shape))
 
 
 def unfold(input: TensorBase, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
@@ -283,14 +284,14 @@ class MaxPool2d(Function):
     def forward(ctx: Any, x: TensorBase, geo: tuple):
         n, c, h, w = x.shape
         oh, ow = geo[-2], geo[-1]
-        src = _raw.contiguous(_raw.cast(x, _raw.compute_dtype(x.dtype)))
-        out = _raw.empty((n, c, oh, ow), src.dtype, x.device)
-        idx = _raw.empty((n, c, oh, ow), int64, x.device)
-        x._backend.max_pool2d(_array4(src), geo, _array4(out), _array4(idx))
+        src = kernels.contiguous(kernels.cast(x, kernels.compute_dtype(x.dtype)))
+        out = kernels.empty((n, c, oh, ow), src.dtype, x.device)
+        idx = kernels.empty((n, c, oh, ow), int64, x.device)
+        kernels.max_pool2d(_array4(src), geo, _array4(out), _array4(idx), x.device)
         ctx.save_for_backward(idx)
         ctx.in_shape = x.shape
         ctx.mark_non_differentiable(idx)
-        return _raw.cast(out, x.dtype), idx
+        return kernels.cast(out, x.dtype), idx
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase, _gi: Any = None):
@@ -304,11 +305,11 @@ class MaxPool2dBackward(Function):
     @staticmethod
     def forward(ctx: Any, g: TensorBase, idx: TensorBase, in_shape: tuple) -> TensorBase:
         ctx.save_for_backward(idx)
-        src = _raw.contiguous(_raw.cast(g, _raw.compute_dtype(g.dtype)))
-        out = _raw.empty(in_shape, src.dtype, g.device)
-        g._backend.max_pool2d_backward(_array4(src), _array4(_raw.contiguous(idx)),
-                                       _array4(out))
-        return _raw.cast(out, g.dtype)
+        src = kernels.contiguous(kernels.cast(g, kernels.compute_dtype(g.dtype)))
+        out = kernels.empty(in_shape, src.dtype, g.device)
+        kernels.max_pool2d_backward(_array4(src), _array4(kernels.contiguous(idx)),
+                                    _array4(out), g.device)
+        return kernels.cast(out, g.dtype)
 
     @staticmethod
     def backward(ctx: Any, gg: TensorBase):

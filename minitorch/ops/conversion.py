@@ -16,7 +16,7 @@ from ..device import as_device
 from ..dtype import as_dtype
 from ..memory_format import preserve_format
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .registry import declare
 
 __all__ = ["to", "ToCopy"]
@@ -31,8 +31,8 @@ class ToCopy(Function):
     def forward(ctx: Any, x: TensorBase, dt: Any, dev: Any) -> TensorBase:
         ctx.dtype, ctx.device = x.dtype, x.device
         if dev is not None:
-            return _raw.to_device(x, dev)
-        return _raw.cast(x, dt)
+            return kernels.to_device(x, dev)
+        return kernels.cast(x, dt)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):

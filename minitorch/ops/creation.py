@@ -9,19 +9,16 @@ The result is a leaf: it has no ``grad_fn``.  Random factories (``rand``,
 from __future__ import annotations
 
 import math
-import time
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..backends import Operand, get_backend
-from ..device import as_device, get_default_device
-from ..dtype import (as_dtype, bool_, dtype, float32, float64, from_numpy_dtype,
-                     get_default_dtype, int64)
+from ..device import as_device
+from ..dtype import as_dtype, bool_, from_numpy_dtype, get_default_dtype, int64
 from ..layout import check_shape, contiguous_strides, numel
 from ..storage import TypedStorage, UntypedStorage
 from ..tensor_base import Size, TensorBase
-from . import _raw
+from . import kernels
 from .registry import declare
 from ..layout import storage_span
 
@@ -53,7 +50,7 @@ def _from_host(arr: np.ndarray, dev: Any) -> TensorBase:
     # (np.ascontiguousarray would turn a 0-d array into 1-d)
     arr = arr if arr.flags.c_contiguous else arr.copy()
     dt = from_numpy_dtype(arr.dtype)
-    data = get_backend(dev).from_host(arr.reshape(-1))
+    data = kernels.from_host(arr.reshape(-1), dev)
     return TensorBase._make(UntypedStorage(data, dev), arr.shape, contiguous_strides(arr.shape), 0,
                         dt)
 
@@ -211,7 +208,7 @@ def _factory(size: tuple, dt: Any, device: Any, fill: Any, strides: tuple | None
     dev = as_device(device)
     out = TensorBase._empty(size, dt, dev, strides)
     if fill is not None and out.numel():
-        out._backend.fill(out._operand(), fill)
+        kernels.fill(out, fill)
     return out
 
 
@@ -260,7 +257,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     out = zeros(n, m, dtype=dtype, device=device)
     k = min(n, m)
     if k:
-        out._backend.fill(Operand(out._storage._data, (k,), (m + 1,), 0), 1)
+        kernels.fill(out, 1, target=kernels.operand(out, (k,), (m + 1,), 0))
     return new_leaf(out, requires_grad)
 
 
@@ -268,7 +265,7 @@ def like_layout(input: TensorBase, dtype: Any, device: Any, memory_format: Any =
     """Shape, dtype, device and strides of a ``*_like`` result (layout kept by default)."""
     return (input._shape, dtype if dtype is not None else input.dtype,
             device if device is not None else input.device,
-            _raw.layout_strides(input, memory_format))
+            kernels.layout_strides(input, memory_format))
 
 
 def zeros_like(input: TensorBase, *, dtype: Any = None, device: Any = None,
@@ -396,13 +393,7 @@ def _grow_storage(t: TensorBase, nbytes: int) -> None:
         st.resize_(nbytes)
         return
     # A device buffer cannot grow: copy it into a bigger one with the backend's kernels.
-    backend = t._backend
-    old = st._data
-    n_old = old.shape[0]
-    new = backend.zeros(nbytes // old.dtype.itemsize, old.dtype)
-    if n_old:
-        backend.copy(Operand(old, (n_old,), (1,), 0), Operand(new, (n_old,), (1,), 0))
-    st._data = new
+    st._data = kernels.grown(st._data, nbytes // st._data.dtype.itemsize, st.device)
 
 
 def resize_as_(self: TensorBase, other: TensorBase) -> TensorBase:

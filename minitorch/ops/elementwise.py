@@ -1,7 +1,7 @@
 """Elementwise ops: arithmetic, math functions, comparisons, ``where``, ``clamp``.
 
 Each differentiable op is one ``Function``.  Its forward calls a kernel
-through :mod:`._raw`; its backward is written with other ops, so that with
+through :mod:`.kernels`; its backward is written with other ops, so that with
 ``create_graph=True`` the backward is recorded too and can be differentiated
 again.
 
@@ -18,11 +18,11 @@ from typing import Any, Callable
 
 from ..autograd.function import Function
 from ..autograd import grad_mode
-from ..backends import scalar_ops as S
-from ..dtype import bool_, float32, get_default_dtype, result_type, can_cast, int64
+from ..backends import scalar_ops
+from ..dtype import bool_, get_default_dtype, result_type, can_cast, int64
 from ..layout import broadcast_shapes
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .views import sum_to_shape
 from .registry import declare
 from .inplace_views import rebase_history
@@ -74,8 +74,8 @@ class Add(Function):
         ctx.alpha = alpha
         ctx.a, ctx.b = _meta(a), _meta(b)
         if alpha != 1:
-            b = _raw.arith(b, alpha, S.MUL) if isinstance(b, TensorBase) else b * alpha
-        return _raw.arith(a, b, S.ADD)
+            b = kernels.arith(b, alpha, scalar_ops.MUL) if isinstance(b, TensorBase) else b * alpha
+        return kernels.arith(a, b, scalar_ops.ADD)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -95,8 +95,8 @@ class Sub(Function):
         ctx.alpha = alpha
         ctx.a, ctx.b = _meta(a), _meta(b)
         if alpha != 1:
-            b = _raw.arith(b, alpha, S.MUL) if isinstance(b, TensorBase) else b * alpha
-        return _raw.arith(a, b, S.SUB)
+            b = kernels.arith(b, alpha, scalar_ops.MUL) if isinstance(b, TensorBase) else b * alpha
+        return kernels.arith(a, b, scalar_ops.SUB)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -122,7 +122,7 @@ class Mul(Function):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               b if (ctx.needs_input_grad[0] and isinstance(b, TensorBase)) else None)
         ctx.b_number = None if isinstance(b, TensorBase) else b
-        return _raw.arith(a, b, S.MUL)
+        return kernels.arith(a, b, scalar_ops.MUL)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -148,9 +148,9 @@ class Div(Function):
         if not _dtype_of(a).is_floating_point and not _dtype_of(b).is_floating_point:
             # True division of integers gives the default float dtype.
             dt = get_default_dtype()
-            a = _raw.cast(a, dt) if isinstance(a, TensorBase) else a
-            b = _raw.cast(b, dt) if isinstance(b, TensorBase) else float(b)
-        return _raw.arith(a, b, S.DIV)
+            a = kernels.cast(a, dt) if isinstance(a, TensorBase) else a
+            b = kernels.cast(b, dt) if isinstance(b, TensorBase) else float(b)
+        return kernels.arith(a, b, scalar_ops.DIV)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -223,14 +223,14 @@ def _pow_raw(a: Any, b: Any) -> TensorBase:
                 return _int_pow_negative(a, b)
         elif b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return _raw.arith(a, b, S.POW)
+        return kernels.arith(a, b, scalar_ops.POW)
     if isinstance(a, TensorBase) and not isinstance(b, TensorBase):
         if b == 2:
-            return _raw.unary(_raw.cast(a, dt), S.SQUARE)
-        return _raw.unary(_raw.cast(a, dt), S.POW_SCALAR, dt, float(b))
+            return kernels.unary(kernels.cast(a, dt), scalar_ops.SQUARE)
+        return kernels.unary(kernels.cast(a, dt), scalar_ops.POW_SCALAR, dt, float(b))
     if isinstance(b, TensorBase) and not isinstance(a, TensorBase):
-        return _raw.unary(_raw.cast(b, dt), S.RPOW_SCALAR, dt, float(a))
-    return _raw.arith(a, b, S.POW)
+        return kernels.unary(kernels.cast(b, dt), scalar_ops.RPOW_SCALAR, dt, float(a))
+    return kernels.arith(a, b, scalar_ops.POW)
 
 
 def _int_pow_negative(a: Any, b: TensorBase) -> TensorBase:
@@ -239,12 +239,12 @@ def _int_pow_negative(a: Any, b: TensorBase) -> TensorBase:
     ``1 ** -n`` is 1, ``(-1) ** -n`` is +-1 by parity, any other base gives 0
     (the reciprocal truncated), as in PyTorch.
     """
-    one = _raw.arith(_raw.arith(a, 0, S.MUL), 1, S.ADD) if isinstance(a, TensorBase) else 1
-    positive = _raw.arith(a, _raw.arith(b, 0, S.MAXIMUM), S.POW)
-    odd = _raw.compare(_raw.arith(b, 2, S.REMAINDER), 0, S.NE)
-    minus_one = where(odd, _raw.arith(one, -1, S.MUL), one)
-    small = where(_raw.compare(a, 1, S.EQ), one, where(_raw.compare(a, -1, S.EQ), minus_one, 0))
-    return where(_raw.compare(b, 0, S.LT), small, positive).to(positive.dtype)
+    one = kernels.arith(kernels.arith(a, 0, scalar_ops.MUL), 1, scalar_ops.ADD) if isinstance(a, TensorBase) else 1
+    positive = kernels.arith(a, kernels.arith(b, 0, scalar_ops.MAXIMUM), scalar_ops.POW)
+    odd = kernels.compare(kernels.arith(b, 2, scalar_ops.REMAINDER), 0, scalar_ops.NE)
+    minus_one = where(odd, kernels.arith(one, -1, scalar_ops.MUL), one)
+    small = where(kernels.compare(a, 1, scalar_ops.EQ), one, where(kernels.compare(a, -1, scalar_ops.EQ), minus_one, 0))
+    return where(kernels.compare(b, 0, scalar_ops.LT), small, positive).to(positive.dtype)
 
 
 def _log(x: TensorBase) -> TensorBase:
@@ -254,7 +254,7 @@ def _log(x: TensorBase) -> TensorBase:
 class _Binary(Function):
     """Base for binary ops whose backward is given by ``grad_formula``."""
 
-    op = S.ADD
+    op = scalar_ops.ADD
     grad_formula: Callable = None
 
     @classmethod
@@ -264,11 +264,11 @@ class _Binary(Function):
                               b if isinstance(b, TensorBase) else None)
         ctx.numbers = (a, b)
         dt = result_type(a, b)
-        if not dt.is_floating_point and cls.op in (S.ATAN2, S.HYPOT, S.COPYSIGN, S.XLOGY):
+        if not dt.is_floating_point and cls.op in (scalar_ops.ATAN2, scalar_ops.HYPOT, scalar_ops.COPYSIGN, scalar_ops.XLOGY):
             dt = get_default_dtype()
-            a = _raw.cast(a, dt) if isinstance(a, TensorBase) else float(a)
-            b = _raw.cast(b, dt) if isinstance(b, TensorBase) else float(b)
-        return _raw.arith(a, b, cls.op)
+            a = kernels.cast(a, dt) if isinstance(a, TensorBase) else float(a)
+            b = kernels.cast(b, dt) if isinstance(b, TensorBase) else float(b)
+        return kernels.arith(a, b, cls.op)
 
     @classmethod
     def backward(cls, ctx: Any, g: TensorBase):
@@ -297,19 +297,19 @@ def _min_grad(a: Any, b: Any, g: TensorBase) -> tuple:
     return g * mask_a, g * (1 - mask_a)
 
 
-Maximum = _binary_op("Maximum", S.MAXIMUM, _max_grad)
-Minimum = _binary_op("Minimum", S.MINIMUM, _min_grad)
-Fmax = _binary_op("Fmax", S.FMAX, _max_grad)
-Fmin = _binary_op("Fmin", S.FMIN, _min_grad)
-Atan2 = _binary_op("Atan2", S.ATAN2,
+Maximum = _binary_op("Maximum", scalar_ops.MAXIMUM, _max_grad)
+Minimum = _binary_op("Minimum", scalar_ops.MINIMUM, _min_grad)
+Fmax = _binary_op("Fmax", scalar_ops.FMAX, _max_grad)
+Fmin = _binary_op("Fmin", scalar_ops.FMIN, _min_grad)
+Atan2 = _binary_op("Atan2", scalar_ops.ATAN2,
                    lambda a, b, g: (g * b / (a * a + b * b), g * -a / (a * a + b * b)))
-Fmod = _binary_op("Fmod", S.FMOD, lambda a, b, g: (g, -g * _trunc_div(a, b)))
-Remainder = _binary_op("Remainder", S.REMAINDER,
+Fmod = _binary_op("Fmod", scalar_ops.FMOD, lambda a, b, g: (g, -g * _trunc_div(a, b)))
+Remainder = _binary_op("Remainder", scalar_ops.REMAINDER,
                        lambda a, b, g: (g, -g * floor_divide(a, b)))
-Hypot = _binary_op("Hypot", S.HYPOT, lambda a, b, g: (g * a / hypot(a, b), g * b / hypot(a, b)))
-Copysign = _binary_op("Copysign", S.COPYSIGN,
+Hypot = _binary_op("Hypot", scalar_ops.HYPOT, lambda a, b, g: (g * a / hypot(a, b), g * b / hypot(a, b)))
+Copysign = _binary_op("Copysign", scalar_ops.COPYSIGN,
                       lambda a, b, g: (g * copysign(1.0, a) * copysign(1.0, b), g * 0))
-Xlogy = _binary_op("Xlogy", S.XLOGY,
+Xlogy = _binary_op("Xlogy", scalar_ops.XLOGY,
                    lambda a, b, g: (g * where(a == 0, 0.0, _log(_as_t(b, g))), g * a / b))
 
 
@@ -327,7 +327,7 @@ def _trunc_div(a: Any, b: Any) -> TensorBase:
 class _Unary(Function):
     """Base for unary ops: ``grad_formula(x, y, g)`` gives d(loss)/dx from y = f(x)."""
 
-    op = S.IDENTITY
+    op = scalar_ops.IDENTITY
     float_only = True
     grad_formula: Callable = None
 
@@ -335,10 +335,10 @@ class _Unary(Function):
     def forward(cls, ctx: Any, x: TensorBase, p0: float = 0.0, p1: float = 0.0) -> TensorBase:
         if cls.float_only or x.dtype.is_floating_point:
             out_dt = _float_result(x) if cls.float_only else x.dtype
-            y = _raw.unary(_raw.cast(x, out_dt) if out_dt is not x.dtype else x, cls.op,
+            y = kernels.unary(kernels.cast(x, out_dt) if out_dt is not x.dtype else x, cls.op,
                            out_dt, p0, p1)
         else:
-            y = _raw.unary(x, cls.op, x.dtype, integer=True)
+            y = kernels.unary(x, cls.op, x.dtype, integer=True)
         ctx.save_for_backward(x, y)
         ctx.params = (p0, p1)
         return y
@@ -361,67 +361,67 @@ def _zero_grad(x: TensorBase, y: TensorBase, g: TensorBase, *p: Any) -> TensorBa
 
 
 #                 class name   op code          d(loss)/dx, given x, y = f(x), g = d(loss)/dy
-Neg = _unary_op("Neg", S.NEG, lambda x, y, g, *p: -g, float_only=False)
-Abs = _unary_op("Abs", S.ABS, lambda x, y, g, *p: g * sign(x), float_only=False)
-Exp = _unary_op("Exp", S.EXP, lambda x, y, g, *p: g * y)
-Log = _unary_op("Log", S.LOG, lambda x, y, g, *p: g / x)
-Log2 = _unary_op("Log2", S.LOG2, lambda x, y, g, *p: g / (x * math.log(2.0)))
-Log10 = _unary_op("Log10", S.LOG10, lambda x, y, g, *p: g / (x * math.log(10.0)))
-Log1p = _unary_op("Log1p", S.LOG1P, lambda x, y, g, *p: g / (x + 1),
+Neg = _unary_op("Neg", scalar_ops.NEG, lambda x, y, g, *p: -g, float_only=False)
+Abs = _unary_op("Abs", scalar_ops.ABS, lambda x, y, g, *p: g * sign(x), float_only=False)
+Exp = _unary_op("Exp", scalar_ops.EXP, lambda x, y, g, *p: g * y)
+Log = _unary_op("Log", scalar_ops.LOG, lambda x, y, g, *p: g / x)
+Log2 = _unary_op("Log2", scalar_ops.LOG2, lambda x, y, g, *p: g / (x * math.log(2.0)))
+Log10 = _unary_op("Log10", scalar_ops.LOG10, lambda x, y, g, *p: g / (x * math.log(10.0)))
+Log1p = _unary_op("Log1p", scalar_ops.LOG1P, lambda x, y, g, *p: g / (x + 1),
                   backward_name="Log1PBackward0")
-Expm1 = _unary_op("Expm1", S.EXPM1, lambda x, y, g, *p: g * (y + 1))
-Sqrt = _unary_op("Sqrt", S.SQRT, lambda x, y, g, *p: g / (2 * y))
-Rsqrt = _unary_op("Rsqrt", S.RSQRT, lambda x, y, g, *p: g * -0.5 * y / x)
-Sin = _unary_op("Sin", S.SIN, lambda x, y, g, *p: g * cos(x))
-Cos = _unary_op("Cos", S.COS, lambda x, y, g, *p: -g * sin(x))
-Tan = _unary_op("Tan", S.TAN, lambda x, y, g, *p: g * (1 + y * y))
-Tanh = _unary_op("Tanh", S.TANH, lambda x, y, g, *p: g * (1 - y * y))
-Sigmoid = _unary_op("Sigmoid", S.SIGMOID, lambda x, y, g, *p: g * y * (1 - y))
-Asin = _unary_op("Asin", S.ASIN, lambda x, y, g, *p: g * rsqrt(1 - x * x))
-Acos = _unary_op("Acos", S.ACOS, lambda x, y, g, *p: -g * rsqrt(1 - x * x))
-Atan = _unary_op("Atan", S.ATAN, lambda x, y, g, *p: g / (1 + x * x))
-Sinh = _unary_op("Sinh", S.SINH, lambda x, y, g, *p: g * cosh(x))
-Cosh = _unary_op("Cosh", S.COSH, lambda x, y, g, *p: g * sinh(x))
-Asinh = _unary_op("Asinh", S.ASINH, lambda x, y, g, *p: g * rsqrt(x * x + 1))
-Acosh = _unary_op("Acosh", S.ACOSH, lambda x, y, g, *p: g * rsqrt(x * x - 1))
-Atanh = _unary_op("Atanh", S.ATANH, lambda x, y, g, *p: g / (1 - x * x))
-Erf = _unary_op("Erf", S.ERF,
+Expm1 = _unary_op("Expm1", scalar_ops.EXPM1, lambda x, y, g, *p: g * (y + 1))
+Sqrt = _unary_op("Sqrt", scalar_ops.SQRT, lambda x, y, g, *p: g / (2 * y))
+Rsqrt = _unary_op("Rsqrt", scalar_ops.RSQRT, lambda x, y, g, *p: g * -0.5 * y / x)
+Sin = _unary_op("Sin", scalar_ops.SIN, lambda x, y, g, *p: g * cos(x))
+Cos = _unary_op("Cos", scalar_ops.COS, lambda x, y, g, *p: -g * sin(x))
+Tan = _unary_op("Tan", scalar_ops.TAN, lambda x, y, g, *p: g * (1 + y * y))
+Tanh = _unary_op("Tanh", scalar_ops.TANH, lambda x, y, g, *p: g * (1 - y * y))
+Sigmoid = _unary_op("Sigmoid", scalar_ops.SIGMOID, lambda x, y, g, *p: g * y * (1 - y))
+Asin = _unary_op("Asin", scalar_ops.ASIN, lambda x, y, g, *p: g * rsqrt(1 - x * x))
+Acos = _unary_op("Acos", scalar_ops.ACOS, lambda x, y, g, *p: -g * rsqrt(1 - x * x))
+Atan = _unary_op("Atan", scalar_ops.ATAN, lambda x, y, g, *p: g / (1 + x * x))
+Sinh = _unary_op("Sinh", scalar_ops.SINH, lambda x, y, g, *p: g * cosh(x))
+Cosh = _unary_op("Cosh", scalar_ops.COSH, lambda x, y, g, *p: g * sinh(x))
+Asinh = _unary_op("Asinh", scalar_ops.ASINH, lambda x, y, g, *p: g * rsqrt(x * x + 1))
+Acosh = _unary_op("Acosh", scalar_ops.ACOSH, lambda x, y, g, *p: g * rsqrt(x * x - 1))
+Atanh = _unary_op("Atanh", scalar_ops.ATANH, lambda x, y, g, *p: g / (1 - x * x))
+Erf = _unary_op("Erf", scalar_ops.ERF,
                 lambda x, y, g, *p: g * (2 / math.sqrt(math.pi)) * exp(-(x * x)))
-Erfc = _unary_op("Erfc", S.ERFC,
+Erfc = _unary_op("Erfc", scalar_ops.ERFC,
                  lambda x, y, g, *p: g * (-2 / math.sqrt(math.pi)) * exp(-(x * x)))
-Reciprocal = _unary_op("Reciprocal", S.RECIPROCAL, lambda x, y, g, *p: -g * y * y)
-Square = _unary_op("Square", S.SQUARE, lambda x, y, g, *p: g * 2 * x, float_only=False,
+Reciprocal = _unary_op("Reciprocal", scalar_ops.RECIPROCAL, lambda x, y, g, *p: -g * y * y)
+Square = _unary_op("Square", scalar_ops.SQUARE, lambda x, y, g, *p: g * 2 * x, float_only=False,
                    backward_name="PowBackward0")
-Relu = _unary_op("Relu", S.RELU, lambda x, y, g, *p: g * (y > 0).to(g.dtype),
+Relu = _unary_op("Relu", scalar_ops.RELU, lambda x, y, g, *p: g * (y > 0).to(g.dtype),
                  float_only=False, backward_name="ReluBackward0")
-Floor = _unary_op("Floor", S.FLOOR, _zero_grad)
-Ceil = _unary_op("Ceil", S.CEIL, _zero_grad)
-Round = _unary_op("Round", S.ROUND, _zero_grad)
-Trunc = _unary_op("Trunc", S.TRUNC, _zero_grad)
-Frac = _unary_op("Frac", S.FRAC, lambda x, y, g, *p: g)
-Sign = _unary_op("Sign", S.SIGN, _zero_grad, float_only=False)
-Clamp = _unary_op("Clamp", S.CLAMP,
+Floor = _unary_op("Floor", scalar_ops.FLOOR, _zero_grad)
+Ceil = _unary_op("Ceil", scalar_ops.CEIL, _zero_grad)
+Round = _unary_op("Round", scalar_ops.ROUND, _zero_grad)
+Trunc = _unary_op("Trunc", scalar_ops.TRUNC, _zero_grad)
+Frac = _unary_op("Frac", scalar_ops.FRAC, lambda x, y, g, *p: g)
+Sign = _unary_op("Sign", scalar_ops.SIGN, _zero_grad, float_only=False)
+Clamp = _unary_op("Clamp", scalar_ops.CLAMP,
                   lambda x, y, g, lo, hi: g * ((x >= lo) & (x <= hi)).to(g.dtype),
                   float_only=False, backward_name="ClampBackward1")
-LeakyRelu = _unary_op("LeakyRelu", S.LEAKY_RELU,
+LeakyRelu = _unary_op("LeakyRelu", scalar_ops.LEAKY_RELU,
                       lambda x, y, g, slope, _: g * where(x > 0, 1.0, slope).to(g.dtype))
-Elu = _unary_op("Elu", S.ELU,
+Elu = _unary_op("Elu", scalar_ops.ELU,
                 lambda x, y, g, alpha, _: g * where(x > 0, 1.0, y + alpha).to(g.dtype))
-Softplus = _unary_op("Softplus", S.SOFTPLUS,
+Softplus = _unary_op("Softplus", scalar_ops.SOFTPLUS,
                      lambda x, y, g, beta, thr: g * where(x * beta > thr, 1.0,
                                                           sigmoid(x * beta)).to(g.dtype))
-Gelu = _unary_op("Gelu", S.GELU,
+Gelu = _unary_op("Gelu", scalar_ops.GELU,
                  lambda x, y, g, *p: g * (0.5 * (1 + erf(x * 0.7071067811865476))
                                           + x * exp(-0.5 * x * x) * 0.3989422804014327))
-GeluTanh = _unary_op("GeluTanh", S.GELU_TANH, lambda x, y, g, *p: g * _gelu_tanh_grad(x),
+GeluTanh = _unary_op("GeluTanh", scalar_ops.GELU_TANH, lambda x, y, g, *p: g * _gelu_tanh_grad(x),
                      backward_name="GeluBackward0")
-Silu = _unary_op("Silu", S.SILU,
+Silu = _unary_op("Silu", scalar_ops.SILU,
                  lambda x, y, g, *p: g * (sigmoid(x) * (1 + x * (1 - sigmoid(x)))))
-LogSigmoid = _unary_op("LogSigmoid", S.LOG_SIGMOID,
+LogSigmoid = _unary_op("LogSigmoid", scalar_ops.LOG_SIGMOID,
                        lambda x, y, g, *p: g * sigmoid(-x),
                        backward_name="LogSigmoidBackward0")
-Mish = _unary_op("Mish", S.MISH, lambda x, y, g, *p: g * _mish_grad(x))
-PowTensorScalar = _unary_op("PowTensorScalar", S.POW_SCALAR,
+Mish = _unary_op("Mish", scalar_ops.MISH, lambda x, y, g, *p: g * _mish_grad(x))
+PowTensorScalar = _unary_op("PowTensorScalar", scalar_ops.POW_SCALAR,
                             lambda x, y, g, e, _: g * 0 if e == 0 else g * e * pow(x, e - 1),
                             backward_name="PowBackward0")
 
@@ -456,7 +456,7 @@ def write_out(result: TensorBase, out: TensorBase | None) -> TensorBase:
                            f"output type {out.dtype._legacy}")
     if out._shape != result._shape:
         resize_out(out, result._shape)
-    _raw.copy_into(out, result)
+    kernels.copy_into(out, result)
     return out
 
 
@@ -608,9 +608,9 @@ def clamp(input: TensorBase, min: Any = None, max: Any = None, *,  # noqa: A002
             # Integer bounds on an integer tensor: exact integer arithmetic.
             result = input
             if min is not None:
-                result = _raw.arith(result, min, S.MAXIMUM)
+                result = kernels.arith(result, min, scalar_ops.MAXIMUM)
             if max is not None:
-                result = _raw.arith(result, max, S.MINIMUM)
+                result = kernels.arith(result, max, scalar_ops.MINIMUM)
             return write_out(result if result is not input else input.clone(), out)
     return write_out(Clamp.apply(input, float(lo), float(hi)), out)
 
@@ -630,7 +630,7 @@ def clamp_max(input: TensorBase, max: Any) -> TensorBase:  # noqa: A002
 # Public binary functions
 # ---------------------------------------------------------------------------
 def _check_operand(x: Any, name: str) -> None:
-    if not isinstance(x, (TensorBase, int, float, bool)) and not _raw.is_number(x):
+    if not isinstance(x, (TensorBase, int, float, bool)) and not kernels.is_number(x):
         raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(x).__name__}")
 
@@ -655,7 +655,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1, out: TensorBase | None = None
     if not isinstance(input, TensorBase):
         input, other = other, input
     if alpha == 1 and out is None and _untracked(input, other):
-        return _raw.arith(input, other, S.ADD)
+        return kernels.arith(input, other, scalar_ops.ADD)
     return write_out(Add.apply(input, other, alpha), out)
 
 
@@ -674,7 +674,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: TensorBase | None = None
     if not isinstance(input, TensorBase):
         return write_out(RSub.apply(input, other, alpha), out)
     if alpha == 1 and out is None and _untracked(input, other):
-        return _raw.arith(input, other, S.SUB)
+        return kernels.arith(input, other, scalar_ops.SUB)
     return write_out(Sub.apply(input, other, alpha), out)
 
 
@@ -686,7 +686,7 @@ def mul(input: Any, other: Any, *, out: TensorBase | None = None) -> TensorBase:
     if not isinstance(input, TensorBase):
         input, other = other, input
     if out is None and _untracked(input, other):
-        return _raw.arith(input, other, S.MUL)
+        return kernels.arith(input, other, scalar_ops.MUL)
     return write_out(Mul.apply(input, other), out)
 
 
@@ -703,7 +703,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
             return write_out(Mul.apply(Reciprocal.apply(other), input), out)
         if (out is None and isinstance(input, TensorBase) and _untracked(input, other)
                 and (_dtype_of(input).is_floating_point or _dtype_of(other).is_floating_point)):
-            return _raw.arith(input, other, S.DIV)
+            return kernels.arith(input, other, scalar_ops.DIV)
         return write_out(Div.apply(input, other), out)
     if rounding_mode == "floor":
         return write_out(floor_divide(input, other), out)
@@ -713,7 +713,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
             return write_out(Trunc.apply(Div.apply(input, other)), out)
         _check_int_zero(other)
         q = floor_divide(input, other)
-        r = _raw.arith(input, other, S.FMOD)
+        r = kernels.arith(input, other, scalar_ops.FMOD)
         fix = ((r != 0) & ((r < 0) != (_as_tensor_like(other, q) < 0)))
         return write_out(q + fix.to(q.dtype), out)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
@@ -741,7 +741,7 @@ def floor_divide(input: Any, other: Any, *, out: TensorBase | None = None) -> Te
     if not dt.is_floating_point:
         _check_int_zero(other)
     with grad_mode.no_grad():
-        result = _raw.arith(input, other, S.FLOOR_DIVIDE)
+        result = kernels.arith(input, other, scalar_ops.FLOOR_DIVIDE)
     return write_out(result, out)
 
 
@@ -848,29 +848,29 @@ def nan_to_num(input: TensorBase, nan: float = 0.0, posinf: float | None = None,
 # ---------------------------------------------------------------------------
 def _comparison(op: int, name: str) -> Callable:
     def fn(input: Any, other: Any, *, out: TensorBase | None = None) -> TensorBase:
-        if not isinstance(other, TensorBase) and not _raw.is_number(other):
+        if not isinstance(other, TensorBase) and not kernels.is_number(other):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                             f"{type(other).__name__}")
-        return write_out(_raw.compare(input, other, op), out)
+        return write_out(kernels.compare(input, other, op), out)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}``: a bool tensor."
     return fn
 
 
-eq = _comparison(S.EQ, "eq")
-ne = _comparison(S.NE, "ne")
-lt = _comparison(S.LT, "lt")
-le = _comparison(S.LE, "le")
-gt = _comparison(S.GT, "gt")
-ge = _comparison(S.GE, "ge")
-logical_and = _comparison(S.LOGICAL_AND, "logical_and")
-logical_or = _comparison(S.LOGICAL_OR, "logical_or")
-logical_xor = _comparison(S.LOGICAL_XOR, "logical_xor")
+eq = _comparison(scalar_ops.EQ, "eq")
+ne = _comparison(scalar_ops.NE, "ne")
+lt = _comparison(scalar_ops.LT, "lt")
+le = _comparison(scalar_ops.LE, "le")
+gt = _comparison(scalar_ops.GT, "gt")
+ge = _comparison(scalar_ops.GE, "ge")
+logical_and = _comparison(scalar_ops.LOGICAL_AND, "logical_and")
+logical_or = _comparison(scalar_ops.LOGICAL_OR, "logical_or")
+logical_xor = _comparison(scalar_ops.LOGICAL_XOR, "logical_xor")
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 def logical_not(input: TensorBase) -> TensorBase:
-    return _raw.compare(input, 0, S.EQ)
+    return kernels.compare(input, 0, scalar_ops.EQ)
 
 
 def _bitwise(op: int, name: str) -> Callable:
@@ -878,14 +878,14 @@ def _bitwise(op: int, name: str) -> Callable:
         for x in (input, other):
             if isinstance(x, TensorBase) and x.dtype.is_floating_point:
                 raise _not_implemented(x, f"{name}_cpu")
-        return _raw.arith(input, other, op)
+        return kernels.arith(input, other, op)
     fn.__name__ = name
     return fn
 
 
-bitwise_and = _bitwise(S.BITWISE_AND, "bitwise_and")
-bitwise_or = _bitwise(S.BITWISE_OR, "bitwise_or")
-bitwise_xor = _bitwise(S.BITWISE_XOR, "bitwise_xor")
+bitwise_and = _bitwise(scalar_ops.BITWISE_AND, "bitwise_and")
+bitwise_or = _bitwise(scalar_ops.BITWISE_OR, "bitwise_or")
+bitwise_xor = _bitwise(scalar_ops.BITWISE_XOR, "bitwise_xor")
 
 
 def bitwise_not(input: TensorBase) -> TensorBase:
@@ -893,24 +893,24 @@ def bitwise_not(input: TensorBase) -> TensorBase:
         raise _not_implemented(input, "bitwise_not_cpu")
     if input.dtype is bool_:
         return logical_not(input)
-    return _raw.unary(input, S.BITWISE_NOT, integer=True)
+    return kernels.unary(input, scalar_ops.BITWISE_NOT, integer=True)
 
 
 def isnan(input: TensorBase) -> TensorBase:
     """NaN is the only value not equal to itself."""
-    return _raw.compare(input, input, S.NE)
+    return kernels.compare(input, input, scalar_ops.NE)
 
 
 def isinf(input: TensorBase) -> TensorBase:
     if not input.dtype.is_floating_point:
-        return _raw.compare(input, input, S.NE)
-    return _raw.unary(input, S.IS_INF, bool_)
+        return kernels.compare(input, input, scalar_ops.NE)
+    return kernels.unary(input, scalar_ops.IS_INF, bool_)
 
 
 def isfinite(input: TensorBase) -> TensorBase:
     if not input.dtype.is_floating_point:
-        return _raw.compare(input, input, S.EQ)
-    return _raw.unary(input, S.IS_FINITE, bool_)
+        return kernels.compare(input, input, scalar_ops.EQ)
+    return kernels.unary(input, scalar_ops.IS_FINITE, bool_)
 
 
 def isclose(input: TensorBase, other: TensorBase, rtol: float = 1e-05, atol: float = 1e-08,
@@ -947,7 +947,7 @@ def allclose(input: TensorBase, other: TensorBase, rtol: float = 1e-05, atol: fl
 
 def equal(input: TensorBase, other: TensorBase) -> bool:
     """True if both have the same shape and equal elements (NaN is never equal)."""
-    _raw.check_same_device(input, other)
+    kernels.check_same_device(input, other)
     if input._shape != other._shape:
         return False
     with grad_mode.no_grad():
@@ -970,13 +970,10 @@ class Where(Function):
         # into nan.  The kernel selects instead.
         dt = result_type(a, b)
         shape = _broadcast3(cond, a, b)
-        out = _raw.empty_elementwise(shape, _raw.compute_dtype(dt), _raw.device_of(cond, a, b),
+        out = kernels.empty_elementwise(shape, kernels.compute_dtype(dt), kernels.device_of(cond, a, b),
                                      cond, a, b)
-        backend = out._backend
-        kdt = out.dtype
-        backend.where(_raw.broadcast_operand(cond, shape), _raw.as_operand(a, kdt, shape, backend),
-                      _raw.as_operand(b, kdt, shape, backend), out._operand())
-        return _raw.cast(out, dt)
+        kernels.select(cond, a, b, out)
+        return kernels.cast(out, dt)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -987,7 +984,7 @@ class Where(Function):
 
 
 def _broadcast3(*xs: Any) -> tuple:
-    return broadcast_shapes(*[_raw.shape_of(x) for x in xs])
+    return broadcast_shapes(*[kernels.shape_of(x) for x in xs])
 
 
 def where(condition: TensorBase, input: Any = None, other: Any = None, *,
@@ -999,7 +996,7 @@ def where(condition: TensorBase, input: Any = None, other: Any = None, *,
         if condition.dtype.is_floating_point or condition.dtype is not bool_:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                                f"tensor with dtype {condition.dtype._legacy}")
-    _raw.check_same_device(condition, input, other)
+    kernels.check_same_device(condition, input, other)
     return write_out(Where.apply(condition, input, other), out)
 
 
@@ -1035,7 +1032,7 @@ def inplace(x: TensorBase, compute: Callable[[TensorBase], TensorBase], name: st
     if result._shape != x._shape:
         raise RuntimeError(f"output with shape {list(x._shape)} doesn't match the broadcast "
                            f"shape {list(result._shape)}")
-    _raw.copy_into(x, result)
+    kernels.copy_into(x, result)
     x._bump_version()
     if recording and (result.requires_grad or x.requires_grad):
         if not result.requires_grad and x._base is None:
@@ -1089,8 +1086,8 @@ def _snapshot_saved_inputs(result: TensorBase, x: TensorBase, first_new_node: in
 
 
 def _frozen_copy(t: TensorBase) -> TensorBase:
-    out = _raw.empty(t._shape, t.dtype, t.device)
-    t._backend.copy(t._operand(), out._operand())
+    out = kernels.empty(t._shape, t.dtype, t.device)
+    kernels.copy(t._operand(), out)
     out.grad_fn, out._output_nr, out._requires_grad = t.grad_fn, t._output_nr, t._requires_grad
     return out
 

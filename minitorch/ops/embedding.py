@@ -13,7 +13,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..dtype import int32, int64
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .index_helpers import as_index, check_dtype, check_index, fresh, header, zeros_like_grad
 from .index_ops import index_add, index_select, index_select_raw
 from .masked import masked_fill
@@ -55,7 +55,7 @@ def embedding(weight: TensorBase, indices: TensorBase, padding_idx: int = -1,
     """
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
-    _raw.check_same_device(weight, indices)
+    kernels.check_same_device(weight, indices)
     check_dtype(indices, (int64, int32), lambda: RuntimeError(
         f"Expected tensor for argument #1 'indices' to have one of the following scalar "
         f"types: Long, Int; but got {indices.type()} instead (while checking arguments for "

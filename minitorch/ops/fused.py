@@ -13,7 +13,7 @@ from typing import Any
 
 from ..dtype import float32
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 
 __all__ = ["fused_update"]
 
@@ -35,7 +35,7 @@ def fused_update(kind: str, param: TensorBase, grad: TensorBase, state: list, *h
     """
     dt = param.dtype if param.dtype.name in ("float32", "float64") else float32
     tensors = [param, grad] + [s for s in state if s is not None]
-    work = {id(t): (t if _direct(t, dt) else _raw.contiguous(_raw.cast(t, dt)))
+    work = {id(t): (t if _direct(t, dt) else kernels.contiguous(kernels.cast(t, dt)))
             for t in tensors}
     arrays = [_flat(work[id(param)]), _flat(work[id(grad)])]
     arrays += [_flat(work[id(s)]) if s is not None else arrays[0] for s in state]
@@ -43,5 +43,5 @@ def fused_update(kind: str, param: TensorBase, grad: TensorBase, state: list, *h
     for t in [param] + [s for s in state if s is not None]:
         w = work[id(t)]
         if w is not t:
-            _raw.copy_into(t, w)
+            kernels.copy_into(t, w)
     param._bump_version()

@@ -13,15 +13,14 @@ import warnings
 from typing import Any
 
 from ..autograd.function import Function
-from ..backends import Operand
 from ..dtype import int32, int64
 from ..layout import broadcast_shapes, normalize_dim, numel
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .elementwise import write_out
-from .index_helpers import (
-    as_index, at_least_1d, check_dtype, check_index, dim_size, flat, header, index_inplace,
-    type_name, unaliased, with_size, wrap_index, zeros_like_grad)
+from .index_helpers import (as_index, at_least_1d, check_dtype, check_index, dim_size,
+                            header, index_inplace, type_name, unaliased, with_size,
+                            wrap_index, zeros_like_grad)
 from .index_ops import index_add, index_select_raw
 from .registry import declare
 from .views import raw_copy
@@ -29,22 +28,21 @@ from .views import raw_copy
 
 def _gather_raw(x: TensorBase, dim: int, index: TensorBase) -> TensorBase:
     """``out[p] = x[p with coordinate dim replaced by index[p]]`` (index checked, int64)."""
-    out = _raw.empty(index._shape, x.dtype, x.device)
+    out = kernels.empty(index._shape, x.dtype, x.device)
     x1, i1, o1 = at_least_1d(x), at_least_1d(index), at_least_1d(out)
-    x._backend.gather(x1._operand(), dim, i1._operand(), o1._operand())
+    kernels.gather(x1, dim, i1, o1)
     return out
 
 
 def _scatter_into(target: TensorBase, dim: int, index: TensorBase, src: Any, op: str) -> None:
     """``target[.. index[p] ..] (op)= src[p]`` in place; ``src`` a tensor or a number."""
     t1, i1 = at_least_1d(target), at_least_1d(index)
-    backend = target._backend
     if isinstance(src, TensorBase):
         s1 = at_least_1d(src)
-        src_op = Operand(s1._storage._data, i1._shape, s1._stride, s1._offset)
+        src_op = kernels.operand(s1, i1._shape)
     else:
-        src_op = _raw.scalar_operand(src, target.dtype, i1._shape, backend)
-    backend.scatter(op, t1._operand(), dim, i1._operand(), src_op)
+        src_op = kernels.number_operand(src, target.dtype, i1._shape, target)
+    kernels.scatter(op, t1, dim, i1, src_op)
 
 
 def _scatter_raw(x: TensorBase, dim: int, index: TensorBase, src: Any, op: str) -> TensorBase:
@@ -91,7 +89,7 @@ def _check_scatter_shapes(x: TensorBase, dim: int, index: TensorBase, src: Any) 
 
 def _prepare_gather_index(name: str, x: TensorBase, dim: int, index: TensorBase) -> TensorBase:
     """Dtype, shape and bounds checks shared by gather and the scatters."""
-    _raw.check_same_device(x, index)
+    kernels.check_same_device(x, index)
     check_dtype(index, (int64, int32), lambda: RuntimeError(
         f"{name}(): Expected dtype int32/int64 for index"))
     index = as_index(index)
@@ -217,11 +215,11 @@ def _scatter_args(name: str, input: TensorBase, dim: int, index: TensorBase, src
         raise TypeError(f"{name}() missing required argument 'src' or 'value'")
     d = normalize_dim(dim, input.dim())
     idx = _prepare_gather_index(name, input, d, index)
-    _raw.check_same_device(input, src)
+    kernels.check_same_device(input, src)
     if isinstance(src, TensorBase):
         if src.dtype is not input.dtype:
             raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
-    elif not _raw.is_number(src):
+    elif not kernels.is_number(src):
         raise TypeError(f"{name}(): argument 'src' must be Tensor or Number, not "
                         f"{type(src).__name__}")
     _check_scatter_shapes(input, d, idx, src)
@@ -297,7 +295,7 @@ class Take(Function):
     def forward(ctx: Any, x: TensorBase, index: TensorBase) -> TensorBase:
         ctx.shape = x._shape
         ctx.save_for_backward(index)
-        flat = _raw.contiguous(x)
+        flat = kernels.contiguous(x)
         flat = header(flat, (flat.numel(),))
         out = index_select_raw(flat, 0, header(index, (index.numel(),)))
         return header(out, index._shape)
@@ -314,7 +312,7 @@ def take(input: TensorBase, index: TensorBase) -> TensorBase:
     """``input`` read as if flattened to 1-D, at the positions in ``index`` (``index``'s shape)."""
     check_dtype(index, (int64,), lambda: RuntimeError(
         f"take(): Expected a long tensor for index, but got {type_name(index.dtype)}"))
-    _raw.check_same_device(input, index)
+    kernels.check_same_device(input, index)
     n = input.numel()
     if n == 0 and index.numel():
         raise IndexError("take(): tried to take from an empty tensor")
@@ -338,7 +336,7 @@ def take_along_dim(input: TensorBase, indices: TensorBase, dim: int | None = Non
     check_dtype(indices, (int64,), lambda: RuntimeError(
         f"torch.take_along_dim(): dtype of indices should be Long but got "
         f"{type_name(indices.dtype)}"))
-    _raw.check_same_device(input, indices)
+    kernels.check_same_device(input, indices)
     if dim is None:
         return write_out(gather(input.reshape(-1), 0, indices.reshape(-1)), out)
     if input.dim() != indices.dim():
@@ -360,8 +358,8 @@ def take_along_dim(input: TensorBase, indices: TensorBase, dim: int | None = Non
         if x_shape != input._shape:
             input = input.expand(x_shape)
         if i_shape != idx._shape:
-            idx = _raw.contiguous(TensorBase._make(idx._storage, i_shape,
-                                               _raw.broadcast_operand(idx, i_shape).strides,
+            idx = kernels.contiguous(TensorBase._make(idx._storage, i_shape,
+                                               kernels.broadcast_operand(idx, i_shape).strides,
                                                idx._offset, int64))
     return write_out(Gather.apply(input, d, idx), out)
 

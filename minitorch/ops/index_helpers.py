@@ -24,7 +24,7 @@ from ..autograd import grad_mode
 from ..dtype import dtype as dtype_cls, int64
 from ..layout import contiguous_strides
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .elementwise import inplace
 from .views import raw_copy
 
@@ -41,15 +41,10 @@ def at_least_1d(t: TensorBase) -> TensorBase:
     return header(t, (1,), (1,)) if t.dim() == 0 else t
 
 
-def flat(t: TensorBase):
-    """The buffer slice holding a contiguous tensor's elements."""
-    return t._storage._data[t._offset: t._offset + t.numel()]
-
-
 def fresh(shape: tuple, dt: dtype_cls, device: Any, fill: Any = None) -> TensorBase:
-    out = _raw.empty(tuple(shape), dt, device)
+    out = kernels.empty(tuple(shape), dt, device)
     if fill is not None and out.numel():
-        out._backend.fill(out._operand(), fill)
+        kernels.fill(out, fill)
     return out
 
 
@@ -68,15 +63,15 @@ def as_index(index: TensorBase) -> TensorBase:
     (One dtype means one compiled kernel per data dtype, not two.)
     """
     if index.dtype is not int64:
-        index = _raw.cast(index, int64)
-    return _raw.contiguous(index)
+        index = kernels.cast(index, int64)
+    return kernels.contiguous(index)
 
 
 def index_range(index: TensorBase) -> tuple | None:
     """``(min, max)`` of a contiguous int64 tensor, or ``None`` if it is empty."""
     if index.numel() == 0:
         return None
-    return index._backend.index_bounds(flat(index))
+    return kernels.index_bounds(index)
 
 
 def check_index(index: TensorBase, size: int, error: Callable[[int], Exception], *,
@@ -102,7 +97,7 @@ def check_index(index: TensorBase, size: int, error: Callable[[int], Exception],
 def wrap_index(index: TensorBase, size: int) -> TensorBase:
     """A copy of a (checked) int64 index with negative entries replaced by ``i + size``."""
     out = fresh(index._shape, int64, index.device, 0)
-    out._backend.add_index_offsets(flat(out), flat(index), size, 1)
+    kernels.add_index_offsets(out, index, size, 1)
     return out
 
 

@@ -11,26 +11,25 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
-from ..backends import Operand
 from ..dtype import int32, int64
 from ..layout import normalize_dim, numel
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .elementwise import write_out
-from .index_helpers import (
-    as_index, at_least_1d, check_dtype, check_index, dim_size, flat, header, index_inplace,
-    type_name, unaliased, with_size, wrap_index, zeros_like_grad)
+from .index_helpers import (as_index, at_least_1d, check_dtype, check_index, dim_size,
+                            header, index_inplace, type_name, unaliased, with_size,
+                            wrap_index, zeros_like_grad)
 from .registry import declare
 from .views import raw_copy
-from ..backends import scalar_ops as S
+from ..backends import scalar_ops
 
 
 def index_select_raw(x: TensorBase, dim: int, index: TensorBase) -> TensorBase:
     """Rows (slices along ``dim``) of ``x`` picked by the 1-D checked int64 ``index``."""
     x1 = at_least_1d(x)
     shape = x1._shape[:dim] + (index.numel(),) + x1._shape[dim + 1:]
-    out = _raw.empty(shape, x.dtype, x.device)
-    x._backend.index_select(x1._operand(), dim, flat(index), out._operand())
+    out = kernels.empty(shape, x.dtype, x.device)
+    kernels.index_select(x1._operand(), dim, kernels.flat(index), out)
     return out
 
 
@@ -38,13 +37,12 @@ def _index_reduce_into(target: TensorBase, dim: int, index: TensorBase, src: Any
     """``target[.., index[k], ..] (op)= src[.., k, ..]`` in place (``src`` tensor or number)."""
     t1 = at_least_1d(target)
     shape = t1._shape[:dim] + (index.numel(),) + t1._shape[dim + 1:]
-    backend = target._backend
     if isinstance(src, TensorBase):
-        src_op = _raw.broadcast_operand(src, shape) if src.dim() else \
-            Operand(src._storage._data, shape, (0,) * len(shape), src._offset)
+        src_op = kernels.broadcast_operand(src, shape) if src.dim() else \
+            kernels.operand(src, shape, (0,) * len(shape))
     else:
-        src_op = _raw.scalar_operand(src, target.dtype, shape, backend)
-    backend.index_reduce(op, t1._operand(), dim, flat(index), src_op)
+        src_op = kernels.number_operand(src, target.dtype, shape, target)
+    kernels.index_reduce(op, t1, dim, kernels.flat(index), src_op)
 
 
 def _index_reduce_raw(x: TensorBase, dim: int, index: TensorBase, src: Any, op: str) -> TensorBase:
@@ -85,7 +83,7 @@ def index_select(input: TensorBase, dim: int, index: TensorBase, *, out: TensorB
     d = normalize_dim(dim, input.dim())
     check_dtype(index, (int64, int32), lambda: RuntimeError(
         "index_select(): Expected dtype int32 or int64 for index"))
-    _raw.check_same_device(input, index)
+    kernels.check_same_device(input, index)
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     if input.dim() == 0 and index.numel() != 1:
@@ -130,8 +128,8 @@ class IndexAdd(Function):
         ctx.dim, ctx.alpha, ctx.src_shape = dim, alpha, source._shape
         ctx.save_for_backward(index)
         if alpha != 1:
-            source = _raw.arith(source, alpha, S.MUL)
-            source = _raw.cast(source, x.dtype)
+            source = kernels.arith(source, alpha, scalar_ops.MUL)
+            source = kernels.cast(source, x.dtype)
         return _index_reduce_raw(x, dim, index, source, "add")
 
     @staticmethod
@@ -147,7 +145,7 @@ class IndexAdd(Function):
 
 def _index_add_args(input: TensorBase, dim: int, index: TensorBase, source: TensorBase) -> tuple:
     d = normalize_dim(dim, input.dim())
-    _raw.check_same_device(input, index, source)
+    kernels.check_same_device(input, index, source)
     check_dtype(index, (int64, int32), lambda: RuntimeError(
         f"index_add_(): Expected dtype int32/int64 for index but got: "
         f"{type_name(index.dtype)}"))
@@ -187,7 +185,7 @@ def index_add_(self: TensorBase, dim: int, index: TensorBase, source: TensorBase
     def write(t: TensorBase) -> None:
         src = unaliased(source, t)
         if alpha != 1:
-            src = _raw.cast(_raw.arith(src, alpha, S.MUL), t.dtype)
+            src = kernels.cast(kernels.arith(src, alpha, scalar_ops.MUL), t.dtype)
         _index_reduce_into(t, d, idx, src, "add")
     return index_inplace(self, (source,), lambda t: IndexAdd.apply(t, d, idx, source, alpha),
                           write)
@@ -213,7 +211,7 @@ class IndexCopy(Function):
 
 def _index_copy_args(input: TensorBase, dim: int, index: TensorBase, source: TensorBase) -> tuple:
     d = normalize_dim(dim, input.dim())
-    _raw.check_same_device(input, index, source)
+    kernels.check_same_device(input, index, source)
     check_dtype(index, (int64,), lambda: RuntimeError(
         f"index_copy_(): Expected a long tensor for index, but got {type_name(index.dtype)}"))
     if index.dim() > 1:
@@ -283,7 +281,7 @@ class IndexFillTensor(Function):
     def forward(ctx: Any, x: TensorBase, dim: int, index: TensorBase, value: TensorBase) -> TensorBase:
         ctx.dim, ctx.value_dtype = dim, value.dtype
         ctx.save_for_backward(index)
-        return _index_reduce_raw(x, dim, index, _raw.cast(value, x.dtype), "set")
+        return _index_reduce_raw(x, dim, index, kernels.cast(value, x.dtype), "set")
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -299,7 +297,7 @@ class IndexFillTensor(Function):
 
 def _index_fill_args(input: TensorBase, dim: int, index: TensorBase, value: Any) -> tuple:
     d = normalize_dim(dim, input.dim())
-    _raw.check_same_device(input, index)
+    kernels.check_same_device(input, index)
     check_dtype(index, (int64,), lambda: IndexError(
         "index_fill_(): Expected dtype int64 for index."))
     if index.dim() > 1:
@@ -334,7 +332,7 @@ def index_fill_(self: TensorBase, dim: int, index: TensorBase, value: Any) -> Te
     d, idx = _index_fill_args(self, dim, index, value)
 
     def write(t: TensorBase) -> None:
-        v = _raw.cast(value, t.dtype) if isinstance(value, TensorBase) else value
+        v = kernels.cast(value, t.dtype) if isinstance(value, TensorBase) else value
         _index_reduce_into(t, d, idx, v, "set")
     return index_inplace(self, (value,), lambda t: _index_fill_apply(t, d, idx, value), write)
 

@@ -15,11 +15,11 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
-from ..backends import scalar_ops as S
-from ..backends import Operand
+from ..backends import scalar_ops
 from ..layout import broadcast_shapes, coalesce, expand_strides, numel
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
+from .kernels import Operand
 from .views import sum_to_shape
 from .registry import declare
 from .views import stack
@@ -37,7 +37,7 @@ def _batch_operand(t: TensorBase, batch: tuple) -> Operand:
         return None
     b = bshape[0] if bshape else 1
     bs = bstrides[0] if bshape else 0
-    return Operand(t._storage._data, (b,) + shape[-2:], (bs,) + strides[-2:], t._offset)
+    return kernels.operand(t, (b,) + shape[-2:], (bs,) + strides[-2:])
 
 
 def _mm_raw(a: TensorBase, b: TensorBase) -> TensorBase:
@@ -45,27 +45,27 @@ def _mm_raw(a: TensorBase, b: TensorBase) -> TensorBase:
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{a.dtype.name} != {b.dtype.name}")
-    _raw.check_same_device(a, b)
+    kernels.check_same_device(a, b)
     n, k = a._shape[-2:]
     k2, m = b._shape[-2:]
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
-    dt = _raw.compute_dtype(a.dtype)
-    a_, b_ = _raw.cast(a, dt), _raw.cast(b, dt)
+    dt = kernels.compute_dtype(a.dtype)
+    a_, b_ = kernels.cast(a, dt), kernels.cast(b, dt)
     oa = _batch_operand(a_, batch)
     if oa is None:
-        a_ = _raw.contiguous(a_.expand(batch + (n, k)))
+        a_ = kernels.contiguous(a_.expand(batch + (n, k)))
         oa = _batch_operand(a_, batch)
     ob = _batch_operand(b_, batch)
     if ob is None:
-        b_ = _raw.contiguous(b_.expand(batch + (k, m)))
+        b_ = kernels.contiguous(b_.expand(batch + (k, m)))
         ob = _batch_operand(b_, batch)
-    out = _raw.empty(batch + (n, m), dt, a.device)
+    out = kernels.empty(batch + (n, m), dt, a.device)
     nb = max(numel(batch), 1) if batch else 1
     if out.numel():
-        out._backend.matmul(oa, ob, out._storage._data.reshape(nb, n, m))
-    return _raw.cast(out, a.dtype)
+        kernels.matmul(oa, ob, out, nb, n, m)
+    return kernels.cast(out, a.dtype)
 
 
 class MatMul(Function):
@@ -119,7 +119,7 @@ def matmul(input: TensorBase, other: TensorBase, *, out: TensorBase | None = Non
     if other.dim() == 1:
         result = result.squeeze(-1)
     if out is not None:
-        _raw.copy_into(out.resize_(result._shape), result)
+        kernels.copy_into(out.resize_(result._shape), result)
         return out
     return result
 
@@ -218,7 +218,7 @@ class Linear(Function):
         ctx.save_for_backward(x if needs[1] else None, w if needs[0] else None)
         out = _mm_raw(x, _t(w))
         if b is not None:
-            out = _raw.arith(out, b, S.ADD, out=out)
+            out = kernels.arith(out, b, scalar_ops.ADD, out=out)
         return out
 
     @staticmethod
@@ -232,7 +232,7 @@ class Linear(Function):
             return gx, gw, gb
         gx = _mm_raw(g, w) if needs[0] else None
         gw = _mm_raw(_t(g), x) if needs[1] else None
-        gb = _raw.reduce(g, "sum", (0,), False, g.dtype) if len(needs) > 2 and needs[2] else None
+        gb = kernels.reduce(g, "sum", (0,), False, g.dtype) if len(needs) > 2 and needs[2] else None
         return gx, gw, gb
 
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
-from ..backends import scalar_ops as S
+from ..backends import scalar_ops
 from ..dtype import int64
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 
 __all__ = ["nll_loss_rows"]
 
@@ -37,17 +37,17 @@ class NllLoss(Function):
     @staticmethod
     def forward(ctx: Any, logp: TensorBase, target: TensorBase, weight: TensorBase | None,
                 ignore_index: int, reduction: str) -> TensorBase:
-        dt = _raw.compute_dtype(logp.dtype)
-        lp = _raw.contiguous(_raw.cast(logp, dt))
-        tg = _raw.contiguous(_raw.cast(target, int64))
-        w = None if weight is None else _raw.contiguous(_raw.cast(weight, dt))
+        dt = kernels.compute_dtype(logp.dtype)
+        lp = kernels.contiguous(kernels.cast(logp, dt))
+        tg = kernels.contiguous(kernels.cast(target, int64))
+        w = None if weight is None else kernels.contiguous(kernels.cast(weight, dt))
         rows, n = lp._shape
-        losses = _raw.empty((rows,), dt, logp.device)
-        weights = _raw.empty((rows,), dt, logp.device)
-        bad = logp._backend.nll_loss(
-            _raw.array_of(lp, (rows, n)), _raw.array_of(tg, (rows,)),
-            None if w is None else _raw.array_of(w, (n,)), int(ignore_index),
-            _raw.array_of(losses, (rows,)), _raw.array_of(weights, (rows,)))
+        losses = kernels.empty((rows,), dt, logp.device)
+        weights = kernels.empty((rows,), dt, logp.device)
+        bad = kernels.nll_loss_rows(
+            kernels.array_of(lp, (rows, n)), kernels.array_of(tg, (rows,)),
+            None if w is None else kernels.array_of(w, (n,)), int(ignore_index),
+            kernels.array_of(losses, (rows,)), kernels.array_of(weights, (rows,)), logp.device)
         if bad >= 0:
             value = int(tg._host_array().reshape(-1)[bad])
             raise IndexError(f"Target {value} is out of bounds.")
@@ -56,21 +56,21 @@ class NllLoss(Function):
         if reduction == "none":
             out = losses
         elif reduction == "sum":
-            out = _raw.reduce(losses, "sum", (0,), False, dt)
+            out = kernels.reduce(losses, "sum", (0,), False, dt)
         else:
-            ctx.total = _raw.reduce(weights, "sum", (0,), False, dt)
-            out = _raw.arith(_raw.reduce(losses, "sum", (0,), False, dt), ctx.total, S.DIV)
-        return _raw.cast(out, logp.dtype)
+            ctx.total = kernels.reduce(weights, "sum", (0,), False, dt)
+            out = kernels.arith(kernels.reduce(losses, "sum", (0,), False, dt), ctx.total, scalar_ops.DIV)
+        return kernels.cast(out, logp.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
         rows, n = ctx.shape
-        dt = _raw.compute_dtype(ctx.dtype)
-        k = _raw.empty((rows, n), dt, g.device)
-        g._backend.nll_loss_backward(
-            _raw.array_of(ctx.tg, (rows,)),
-            None if ctx.w is None else _raw.array_of(ctx.w, (n,)),
-            ctx.ignore_index, _raw.array_of(k, (rows, n)))
+        dt = kernels.compute_dtype(ctx.dtype)
+        k = kernels.empty((rows, n), dt, g.device)
+        kernels.nll_loss_rows_backward(
+            kernels.array_of(ctx.tg, (rows,)),
+            None if ctx.w is None else kernels.array_of(ctx.w, (n,)),
+            ctx.ignore_index, kernels.array_of(k, (rows, n)), g.device)
         if ctx.reduction == "none":
             scale = g.reshape(rows, 1)
         elif ctx.reduction == "sum":
@@ -99,6 +99,6 @@ def nll_loss_rows(logp: TensorBase, target: TensorBase, weight: TensorBase | Non
     if weight is not None and (weight.dim() != 1 or weight._shape[0] != n):
         raise RuntimeError(f"weight tensor should be defined either for all {n} classes or no "
                            f"classes but got weight tensor of shape: {list(weight._shape)}")
-    _raw.check_same_device(logp, target)
+    kernels.check_same_device(logp, target)
     return (NllLoss2D if images else NllLoss).apply(logp, target, weight, ignore_index,
                                                      reduction)

@@ -17,13 +17,13 @@ from ..autograd.function import Function
 from ..dtype import bool_, dtype as dtype_cls, int64
 from ..layout import broadcast_shapes, contiguous_strides, numel
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .elementwise import write_out
-from .index_helpers import flat, header, index_inplace, type_name, zeros_like_grad
+from .index_helpers import header, index_inplace, type_name, zeros_like_grad
 from .registry import declare
 from .views import sum_to_shape
 from .views import cat
-from ..backends import scalar_ops as S
+from ..backends import scalar_ops
 from ..storage import UntypedStorage
 
 
@@ -41,9 +41,9 @@ def _check_mask(mask: Any, message: Callable[[TensorBase], str]) -> None:
 
 def _masked_fill_raw(x: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
     shape = broadcast_shapes(x._shape, mask._shape)
-    out = _raw.empty(shape, x.dtype, x.device)
-    out._backend.copy(_raw.broadcast_operand(x, shape), out._operand())
-    out._backend.masked_fill(flat(out), _raw.broadcast_operand(mask, shape), value)
+    out = kernels.empty(shape, x.dtype, x.device)
+    kernels.copy(kernels.broadcast_operand(x, shape), out)
+    kernels.masked_fill(out, kernels.broadcast_operand(mask, shape), value)
     return out
 
 
@@ -94,7 +94,7 @@ def _masked_fill_args(mask: Any, value: Any) -> None:
     if isinstance(value, TensorBase) and value.dim() != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.dim()} dimension(s).")
-    if not isinstance(value, TensorBase) and not _raw.is_number(value):
+    if not isinstance(value, TensorBase) and not kernels.is_number(value):
         raise TypeError(f"masked_fill(): argument 'value' must be Number or Tensor, not "
                         f"{type(value).__name__}")
 
@@ -108,14 +108,14 @@ def _masked_fill_apply(input: TensorBase, mask: TensorBase, value: Any) -> Tenso
 def masked_fill(input: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
     """A copy of ``input`` (broadcast with ``mask``) with ``value`` where ``mask`` is True."""
     _masked_fill_args(mask, value)
-    _raw.check_same_device(input, mask)
+    kernels.check_same_device(input, mask)
     return _masked_fill_apply(input, mask, value)
 
 
 def masked_fill_(self: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
     """In-place :func:`masked_fill`; ``mask`` must broadcast to ``self``'s shape."""
     _masked_fill_args(mask, value)
-    _raw.check_same_device(self, mask)
+    kernels.check_same_device(self, mask)
     shape = broadcast_shapes(self._shape, mask._shape)
     if shape != self._shape:
         raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast "
@@ -124,16 +124,16 @@ def masked_fill_(self: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
     def write(t: TensorBase) -> None:
         v = _scalar_value(value, t.dtype)
         if t.is_contiguous():
-            t._backend.masked_fill(flat(t), _raw.broadcast_operand(mask, t._shape), v)
+            kernels.masked_fill(t, kernels.broadcast_operand(mask, t._shape), v)
         else:
-            _raw.copy_into(t, _masked_fill_raw(t, mask, v))
+            kernels.copy_into(t, _masked_fill_raw(t, mask, v))
     return index_inplace(self, (value,), lambda t: _masked_fill_apply(t, mask, value), write)
 
 
 def _masked_select_raw(x: TensorBase, mask: TensorBase) -> TensorBase:
     shape = broadcast_shapes(x._shape, mask._shape)
-    data = x._backend.masked_select(_raw.broadcast_operand(x, shape),
-                                    _raw.broadcast_operand(mask, shape))
+    data = kernels.masked_select(kernels.broadcast_operand(x, shape),
+                                 kernels.broadcast_operand(mask, shape), x.device)
     return TensorBase._make(UntypedStorage(data, x.device), (data.shape[0],), (1,), 0, x.dtype)
 
 
@@ -157,19 +157,19 @@ class MaskedSelect(Function):
 def masked_select(input: TensorBase, mask: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
     """The elements of ``input`` where ``mask`` is True, as a 1-D tensor (row-major order)."""
     _check_mask(mask, lambda m: "masked_select: expected BoolTensor for mask")
-    _raw.check_same_device(input, mask)
+    kernels.check_same_device(input, mask)
     return write_out(MaskedSelect.apply(input, mask), out)
 
 
 def _masked_scatter_raw(x: TensorBase, mask: TensorBase, source: TensorBase) -> TensorBase:
     shape = broadcast_shapes(x._shape, mask._shape)
-    out = _raw.empty(shape, x.dtype, x.device)
-    out._backend.copy(_raw.broadcast_operand(x, shape), out._operand())
-    mask_op = _raw.broadcast_operand(mask, shape)
-    if out._backend.count_true(mask_op) > source.numel():
+    out = kernels.empty(shape, x.dtype, x.device)
+    kernels.copy(kernels.broadcast_operand(x, shape), out)
+    mask_op = kernels.broadcast_operand(mask, shape)
+    if kernels.count_true(mask_op, out.device) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    src = _raw.contiguous(source)
-    out._backend.masked_scatter(flat(out), mask_op, flat(src))
+    src = kernels.contiguous(source)
+    kernels.masked_scatter(out, mask_op, src)
     return out
 
 
@@ -208,7 +208,7 @@ def _masked_scatter_args(input: TensorBase, mask: Any, source: Any) -> None:
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{type_name(input.dtype)} and {type_name(source.dtype)}")
-    _raw.check_same_device(input, mask, source)
+    kernels.check_same_device(input, mask, source)
 
 
 def masked_scatter(input: TensorBase, mask: TensorBase, source: TensorBase) -> TensorBase:
@@ -221,7 +221,7 @@ def masked_scatter_(self: TensorBase, mask: TensorBase, source: TensorBase) -> T
     """In-place :func:`masked_scatter`; ``mask`` must broadcast to ``self``'s shape."""
     _masked_scatter_args(self, mask, source)
     try:
-        _raw.broadcast_operand(mask, self._shape)
+        kernels.broadcast_operand(mask, self._shape)
     except RuntimeError:
         raise RuntimeError(f"expand(CPUBoolType{{{list(mask._shape)}}}, size="
                            f"{list(self._shape)}): the number of sizes provided "
@@ -229,7 +229,7 @@ def masked_scatter_(self: TensorBase, mask: TensorBase, source: TensorBase) -> T
                            f"dimensions in the tensor ({mask.dim()})") from None
 
     def write(t: TensorBase) -> None:
-        _raw.copy_into(t, _masked_scatter_raw(t, mask, source))
+        kernels.copy_into(t, _masked_scatter_raw(t, mask, source))
     return index_inplace(self, (source,), lambda t: MaskedScatter.apply(t, mask, source),
                           write)
 
@@ -237,7 +237,7 @@ def masked_scatter_(self: TensorBase, mask: TensorBase, source: TensorBase) -> T
 def _as_bool(x: TensorBase) -> TensorBase:
     if x.dtype is bool_:
         return x
-    return _raw.compare(x, 0, S.NE)
+    return kernels.compare(x, 0, scalar_ops.NE)
 
 
 def nonzero(input: TensorBase, *, out: TensorBase | None = None, as_tuple: bool = False) -> Any:
@@ -248,12 +248,12 @@ def nonzero(input: TensorBase, *, out: TensorBase | None = None, as_tuple: bool 
     """
     mask = _as_bool(input)
     if as_tuple and mask.dim() == 0:
-        mask = header(_raw.contiguous(mask), (1,))
-    coords = input._backend.nonzero(mask._operand())     # a (count, ndim) buffer
+        mask = header(kernels.contiguous(mask), (1,))
+    coords = kernels.nonzero(mask)     # a (count, ndim) buffer
     result = TensorBase._make(UntypedStorage(coords.reshape(-1), input.device), coords.shape,
                           contiguous_strides(coords.shape), 0, int64)
     if as_tuple:
-        return tuple(_raw.contiguous(TensorBase._make(result._storage, (coords.shape[0],),
+        return tuple(kernels.contiguous(TensorBase._make(result._storage, (coords.shape[0],),
                                                   (max(mask.dim(), 1),), d, int64))
                      for d in range(mask.dim()))
     return write_out(result, out)

@@ -15,20 +15,20 @@ from __future__ import annotations
 import builtins
 import collections
 import math
-from typing import Any, Sequence
+from typing import Any
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
-from ..backends import scalar_ops as S
-from ..dtype import bool_, dtype as dtype_cls, float32, int64, get_default_dtype, as_dtype
+from ..backends import scalar_ops
+from ..dtype import bool_, dtype as dtype_cls, int64, get_default_dtype, as_dtype
 from ..layout import normalize_dim, normalize_dims, numel
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .views import expand, reshape, unsqueeze
 from .registry import declare
 from .creation import arange
 from .elementwise import isinf, isnan, maximum, minimum, where
-from .views import cat, flip, movedim, stack
+from .views import cat, flip, stack
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all",
            "any", "var", "std", "var_mean", "std_mean", "logsumexp", "softmax",
@@ -104,7 +104,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool, dt: dtype_cls) -> TensorBase:
         ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
-        return _raw.reduce(x, "sum", dims, keepdim, dt)
+        return kernels.reduce(x, "sum", dims, keepdim, dt)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -139,9 +139,9 @@ class Mean(Function):
         ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
         n = numel([x._shape[d] for d in dims])
         ctx.n = n
-        s = _raw.reduce(x, "sum", dims, keepdim, x.dtype)
-        return _raw.arith(s, float(n) if n else math.nan, S.DIV, out=s) if n else \
-            _raw.arith(s, math.nan, S.MUL, out=s)
+        s = kernels.reduce(x, "sum", dims, keepdim, x.dtype)
+        return kernels.arith(s, float(n) if n else math.nan, scalar_ops.DIV, out=s) if n else \
+            kernels.arith(s, math.nan, scalar_ops.MUL, out=s)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -172,7 +172,7 @@ class Prod(Function):
     @staticmethod
     def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool, dt: dtype_cls) -> TensorBase:
         ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
-        y = _raw.reduce(x, "prod", dims, keepdim, dt)
+        y = kernels.reduce(x, "prod", dims, keepdim, dt)
         ctx.save_for_backward(x, y)
         return y
 
@@ -230,7 +230,7 @@ class _MaxMinDim(Function):
 
     @classmethod
     def forward(cls, ctx: Any, x: TensorBase, dim: int, keepdim: bool):
-        values, idx = _raw.reduce(x, cls.kind, (dim,), keepdim, x.dtype, want_index=True)
+        values, idx = kernels.reduce(x, cls.kind, (dim,), keepdim, x.dtype, want_index=True)
         ctx.in_shape, ctx.dim, ctx.keepdim = x._shape, dim, keepdim
         ctx.save_for_backward(idx)
         ctx.mark_non_differentiable(idx)
@@ -275,7 +275,7 @@ class _MaxMinAll(Function):
             raise RuntimeError(f"{cls.kind}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
-        y = _raw.reduce(x, cls.kind, tuple(range(x.dim())), False, x.dtype)
+        y = kernels.reduce(x, cls.kind, tuple(range(x.dim())), False, x.dtype)
         ctx.save_for_backward(x, y)
         return y
 
@@ -301,7 +301,7 @@ class _AmaxAmin(Function):
 
     @classmethod
     def forward(cls, ctx: Any, x: TensorBase, dims: tuple, keepdim: bool) -> TensorBase:
-        y = _raw.reduce(x, cls.kind, dims, keepdim, x.dtype)
+        y = kernels.reduce(x, cls.kind, dims, keepdim, x.dtype)
         ctx.save_for_backward(x, y)
         ctx.dims, ctx.keepdim, ctx.in_shape = dims, keepdim, x._shape
         return y
@@ -386,7 +386,7 @@ def _arg(input: TensorBase, dim: Any, keepdim: bool, kind: str) -> TensorBase:
             raise IndexError(f"{kind}(): Expected reduction dim to be specified for "
                              "input.numel() == 0.")
         flat = input.reshape(-1)
-        _, idx = _raw.reduce(flat, kind[3:], (0,), False, flat.dtype, want_index=True)
+        _, idx = kernels.reduce(flat, kind[3:], (0,), False, flat.dtype, want_index=True)
         if keepdim:
             idx = idx.reshape((1,) * input.dim())
         return idx
@@ -394,7 +394,7 @@ def _arg(input: TensorBase, dim: Any, keepdim: bool, kind: str) -> TensorBase:
     _check_nonempty_dim(input, d, kind)
     if input.dim() == 0:
         return input.new_zeros((), dtype=int64)
-    _, idx = _raw.reduce(input, kind[3:], (d,), keepdim, input.dtype, want_index=True)
+    _, idx = kernels.reduce(input, kind[3:], (d,), keepdim, input.dtype, want_index=True)
     return idx
 
 
@@ -407,12 +407,12 @@ def argmin(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorB
 
 
 def all(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:  # noqa: A001
-    return _raw.reduce(input, "all", _dims(input, dim), keepdim if dim is not None else False,
+    return kernels.reduce(input, "all", _dims(input, dim), keepdim if dim is not None else False,
                        bool_)
 
 
 def any(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:  # noqa: A001
-    return _raw.reduce(input, "any", _dims(input, dim), keepdim if dim is not None else False,
+    return kernels.reduce(input, "any", _dims(input, dim), keepdim if dim is not None else False,
                        bool_)
 
 
@@ -545,7 +545,7 @@ def norm(input: TensorBase, p: Any = "fro", dim: Any = None, keepdim: bool = Fal
 # ---------------------------------------------------------------------------
 def _stable_max(x: TensorBase, dims: tuple) -> TensorBase:
     """max over dims (keepdim), with infinities replaced by 0 so x - m never gives nan."""
-    m = _raw.reduce(x, "max", dims, True, x.dtype)
+    m = kernels.reduce(x, "max", dims, True, x.dtype)
     return where(isinf(m), 0.0, m)
 
 
@@ -555,9 +555,9 @@ class LogSumExp(Function):
     @staticmethod
     def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool) -> TensorBase:
         m = _stable_max(x, dims)
-        e = _raw.unary(_raw.arith(x, m, S.SUB), S.EXP)
-        s = _raw.reduce(e, "sum", dims, True, x.dtype)
-        y = _raw.arith(_raw.unary(s, S.LOG), m, S.ADD)
+        e = kernels.unary(kernels.arith(x, m, scalar_ops.SUB), scalar_ops.EXP)
+        s = kernels.reduce(e, "sum", dims, True, x.dtype)
+        y = kernels.arith(kernels.unary(s, scalar_ops.LOG), m, scalar_ops.ADD)
         if not keepdim:
             y = y.reshape(tuple(n for d, n in enumerate(x._shape) if d not in dims))
         ctx.save_for_backward(x, y)
@@ -581,25 +581,26 @@ def logsumexp(input: TensorBase, dim: Any, keepdim: bool = False) -> TensorBase:
 
 def _softmax_rows(x: TensorBase, dim: int, log: bool) -> TensorBase:
     """softmax / log_softmax of ``x`` along ``dim`` with the fused row kernel."""
-    src = _raw.cast(x, _raw.compute_dtype(x.dtype))
+    src = kernels.cast(x, kernels.compute_dtype(x.dtype))
     if src.numel() == 0:
-        return _raw.empty(x._shape, x.dtype, x.device)
-    moved, rows = _raw.rows_along(src, dim)
-    out = _raw.empty(moved._shape, src.dtype, x.device)
-    x._backend.softmax(rows, _raw.array_of(out, rows.shape), log)
-    return _raw.cast(_raw.from_rows(out, src, dim), x.dtype)
+        return kernels.empty(x._shape, x.dtype, x.device)
+    moved, rows = kernels.rows_along(src, dim)
+    out = kernels.empty(moved._shape, src.dtype, x.device)
+    kernels.softmax_rows(rows, kernels.array_of(out, rows.shape), log, x.device)
+    return kernels.cast(kernels.from_rows(out, src, dim), x.dtype)
 
 
 def _softmax_grad_rows(g: TensorBase, y: TensorBase, dim: int, log: bool) -> TensorBase:
     """The fused backward of softmax / log_softmax (``y`` is the forward's output)."""
-    dt = _raw.compute_dtype(y.dtype)
+    dt = kernels.compute_dtype(y.dtype)
     if y.numel() == 0:
-        return _raw.empty(y._shape, y.dtype, y.device)
-    _, g_rows = _raw.rows_along(_raw.cast(g, dt), dim)
-    moved, y_rows = _raw.rows_along(_raw.cast(y, dt), dim)
-    out = _raw.empty(moved._shape, dt, y.device)
-    y._backend.softmax_backward(g_rows, y_rows, _raw.array_of(out, y_rows.shape), log)
-    return _raw.cast(_raw.from_rows(out, y, dim), y.dtype)
+        return kernels.empty(y._shape, y.dtype, y.device)
+    _, g_rows = kernels.rows_along(kernels.cast(g, dt), dim)
+    moved, y_rows = kernels.rows_along(kernels.cast(y, dt), dim)
+    out = kernels.empty(moved._shape, dt, y.device)
+    kernels.softmax_rows_backward(g_rows, y_rows, kernels.array_of(out, y_rows.shape), log,
+                                  y.device)
+    return kernels.cast(kernels.from_rows(out, y, dim), y.dtype)
 
 
 class Softmax(Function):
@@ -674,7 +675,7 @@ class CumSum(Function):
     @staticmethod
     def forward(ctx: Any, x: TensorBase, dim: int, dt: dtype_cls) -> TensorBase:
         ctx.dim = dim
-        return _raw.scan(x, "cumsum", dim, dt)
+        return kernels.scan(x, "cumsum", dim, dt)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -686,7 +687,7 @@ class CumProd(Function):
 
     @staticmethod
     def forward(ctx: Any, x: TensorBase, dim: int, dt: dtype_cls) -> TensorBase:
-        y = _raw.scan(x, "cumprod", dim, dt)
+        y = kernels.scan(x, "cumprod", dim, dt)
         ctx.save_for_backward(x, y)
         ctx.dim = dim
         return y

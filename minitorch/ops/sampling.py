@@ -20,10 +20,9 @@ from ..dtype import as_dtype, bool_, float32, float64, get_default_dtype, int64
 from ..layout import check_shape
 from ..random import Generator, generator_for
 from ..tensor_base import Size, TensorBase
-from . import _raw
+from . import kernels
 from .creation import like_layout, new_leaf, size_arg
 from .registry import declare
-from ..backends.cpu import random as rk
 from ..layout import broadcast_shapes
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
@@ -44,7 +43,6 @@ def _fill_random(out: TensorBase, kind: str, generator: Generator | None, *param
     n = out.numel()
     if n == 0:
         return out
-    backend = out._backend
     # Kernels fill contiguous float32/float64/int64 buffers; anything else goes
     # through a temporary and a cast.
     work_dt = {"uniform": float64, "normal": float64, "randint": int64, "bernoulli": bool_}[kind]
@@ -52,12 +50,11 @@ def _fill_random(out: TensorBase, kind: str, generator: Generator | None, *param
         work_dt = out.dtype
     direct = out.is_contiguous() and out.dtype is work_dt
     work = out if direct else TensorBase._empty(out._shape, work_dt, out.device)
-    counters = rk.normal_counters(n) if kind == "normal" else n
+    counters = kernels.normal_counters(n) if kind == "normal" else n
     seed, offset = generator_for(generator, out.device)._take(counters)
-    buf = work._storage._data[work._offset:work._offset + n]
-    backend.random_fill(kind, buf, seed, offset, *params)
+    kernels.random_fill(kind, kernels.flat(work), seed, offset, work.device, *params)
     if not direct:
-        _raw.copy_into(out, work)
+        kernels.copy_into(out, work)
     return out
 
 
@@ -102,7 +99,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     work = TensorBase._empty((n,), int64, as_device(device))
     if n:
         seed, offset = generator_for(generator, work.device)._take(n)
-        work._backend.random_fill("randperm", work._storage._data, seed, offset)
+        kernels.random_fill("randperm", kernels.buffer(work), seed, offset, work.device)
     return new_leaf(work if dt is int64 else work.to(dt), requires_grad)
 
 
@@ -111,7 +108,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
            requires_grad: bool = False, out: Any = None) -> TensorBase:
     """Normal random numbers; ``mean`` and ``std`` may be tensors (broadcast) or numbers."""
     if isinstance(mean, TensorBase) or isinstance(std, TensorBase):
-        shape = _raw.shape_of(mean) if isinstance(mean, TensorBase) else _raw.shape_of(std)
+        shape = kernels.shape_of(mean) if isinstance(mean, TensorBase) else kernels.shape_of(std)
         if isinstance(mean, TensorBase) and isinstance(std, TensorBase):
             shape = broadcast_shapes(mean._shape, std._shape)
         ref = mean if isinstance(mean, TensorBase) else std
@@ -132,7 +129,7 @@ def bernoulli(input: TensorBase, p: Any = None, *, generator: Generator | None =
     if p is None:
         if bool(((input < 0) | (input > 1)).any()):
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-        probs = _raw.contiguous(_raw.cast(input, float64))
+        probs = kernels.contiguous(kernels.cast(input, float64))
     else:
         probs = None
     work = TensorBase._empty(input._shape, bool_, input.device)
@@ -140,12 +137,12 @@ def bernoulli(input: TensorBase, p: Any = None, *, generator: Generator | None =
     if n:
         seed, offset = generator_for(generator, work.device)._take(n)
         if probs is None:
-            work._backend.random_fill("bernoulli_scalar", work._storage._data, seed, offset,
-                                      float(p))
+            kernels.random_fill("bernoulli_scalar", kernels.buffer(work), seed, offset,
+                                work.device, float(p))
         else:
-            work._backend.random_fill("bernoulli", work._storage._data, seed, offset,
-                                      probs._storage._data[probs._offset:probs._offset + n])
-    return _raw.cast(work, input.dtype if input.dtype.is_floating_point else float32)
+            kernels.random_fill("bernoulli", kernels.buffer(work), seed, offset, work.device,
+                                kernels.flat(probs))
+    return kernels.cast(work, input.dtype if input.dtype.is_floating_point else float32)
 
 
 def multinomial(input: TensorBase, num_samples: int, replacement: bool = False, *,
@@ -153,7 +150,7 @@ def multinomial(input: TensorBase, num_samples: int, replacement: bool = False, 
     """Draw category indices with probabilities proportional to the rows of ``input``."""
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    probs = _raw.contiguous(_raw.cast(input.reshape(1, -1) if input.dim() == 1 else input,
+    probs = kernels.contiguous(kernels.cast(input.reshape(1, -1) if input.dim() == 1 else input,
                                       float64))
     host = probs._host_array()
     k = host.shape[1]
@@ -172,9 +169,9 @@ def multinomial(input: TensorBase, num_samples: int, replacement: bool = False, 
     rows = host.shape[0]
     out = TensorBase._empty((rows, num_samples), int64, input.device)
     seed, offset = generator_for(generator, out.device)._take(
-        rk.multinomial_counters(rows, k, num_samples, replacement))
-    out._backend.random_fill("multinomial", out._storage._data.reshape(rows, num_samples), seed,
-                             offset, np.ascontiguousarray(host), num_samples, bool(replacement))
+        kernels.multinomial_counters(rows, k, num_samples, replacement))
+    kernels.random_fill("multinomial", kernels.array_of(out, (rows, num_samples)), seed, offset,
+                        out.device, np.ascontiguousarray(host), num_samples, bool(replacement))
     return out.reshape(num_samples) if input.dim() == 1 else out
 
 
@@ -253,7 +250,7 @@ def bernoulli_(self: TensorBase, p: float = 0.5, *,
     """Fill with 0/1 samples, 1 with probability ``p``."""
     with no_grad():
         sample = bernoulli(self, p, generator=generator)
-        _raw.copy_into(self, sample)
+        kernels.copy_into(self, sample)
         _check_fill(self)
     return self
 
@@ -263,7 +260,7 @@ def exponential_(self: TensorBase, lambd: float = 1.0, *,
     """Fill with exponential random numbers of rate ``lambd`` (by inverting the CDF)."""
     with no_grad():
         u = rand(self._shape, dtype=self.dtype, device=self.device, generator=generator)
-        _raw.copy_into(self, -(1 - u).log() / lambd)
+        kernels.copy_into(self, -(1 - u).log() / lambd)
         _check_fill(self)
     return self
 

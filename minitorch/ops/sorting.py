@@ -32,7 +32,7 @@ from ..dtype import float16, float32, int64
 from ..layout import contiguous_strides, normalize_dim, numel
 from ..storage import UntypedStorage
 from ..tensor_base import TensorBase
-from . import _raw
+from . import kernels
 from .elementwise import write_out
 from .gather_scatter import gather, scatter
 from .index_ops import index_select
@@ -77,19 +77,18 @@ def _sort_raw(x: TensorBase, dim: int, descending: bool, keep_compute_dtype: boo
     perm = [d for d in range(x.dim()) if d != dim] + [dim]
     moved = _permuted(x, perm)
     compute = float32 if x.dtype is float16 else x.dtype
-    keys = _raw.contiguous(_raw.cast(moved, compute))
+    keys = kernels.contiguous(kernels.cast(moved, compute))
     rows = numel(moved._shape) // n if n else 0
-    flat = keys._storage._data[keys._offset: keys._offset + rows * n].reshape(rows, n)
-    vals, idx = x._backend.sort_rows(flat, descending, k)
+    vals, idx = kernels.sort_rows(kernels.array_of(keys, (rows, n)), descending, k, x.device)
     out_shape = moved._shape[:-1] + (n if k is None else k,)
     values = _wrap(vals, out_shape, compute, x.device)
     indices = _wrap(idx, out_shape, int64, x.device)
     if compute is not x.dtype and not keep_compute_dtype:
-        values = _raw.cast(values, x.dtype)
+        values = kernels.cast(values, x.dtype)
     if dim != x.dim() - 1:
         inverse = [perm.index(d) for d in range(x.dim())]
-        values = _raw.contiguous(_permuted(values, inverse))
-        indices = _raw.contiguous(_permuted(indices, inverse))
+        values = kernels.contiguous(_permuted(values, inverse))
+        indices = kernels.contiguous(_permuted(indices, inverse))
     return values, indices
 
 
@@ -101,7 +100,7 @@ def _narrow(t: TensorBase, dim: int, start: int, length: int) -> TensorBase:
     shape[dim] = length
     view = TensorBase._make(t._storage, tuple(shape), t._stride,
                         t._offset + start * t._stride[dim], t.dtype)
-    return _raw.contiguous(view) if length != t._shape[dim] else t
+    return kernels.contiguous(view) if length != t._shape[dim] else t
 
 
 def _drop_dim(t: TensorBase, dim: int, keepdim: bool) -> TensorBase:
@@ -120,8 +119,8 @@ def _select_backward(g: TensorBase, dim: int, indices: TensorBase, shape: tuple,
     if not keepdim:
         g = g.unsqueeze(dim)
         indices = indices.unsqueeze(dim)
-    zeros = _raw.empty(shape, g.dtype, g.device)
-    zeros._backend.fill(zeros._operand(), 0)
+    zeros = kernels.empty(shape, g.dtype, g.device)
+    kernels.fill(zeros, 0)
     return scatter(zeros, dim, indices, g)
 
 
@@ -268,13 +267,13 @@ class MedianAll(Function):
 
     @staticmethod
     def forward(ctx: Any, x: TensorBase) -> TensorBase:
-        flat = _raw.contiguous(x)
+        flat = kernels.contiguous(x)
         flat = TensorBase._make(flat._storage, (flat.numel(),), (1,), flat._offset, flat.dtype)
         values, _ = _sort_raw(flat, 0, False)
         n = values.numel()
         if n == 0:
-            out = _raw.empty((), x.dtype, x.device)
-            out._backend.fill(out._operand(), float("nan"))
+            out = kernels.empty((), x.dtype, x.device)
+            kernels.fill(out, float("nan"))
         else:
             last = TensorBase._make(values._storage, (), (), n - 1, values.dtype)
             pos = n - 1 if last.item() != last.item() else (n - 1) // 2   # NaN wins
@@ -344,12 +343,12 @@ class Unique(Function):
 
     @staticmethod
     def forward(ctx: Any, x: TensorBase) -> tuple:
-        flat = _raw.contiguous(x)
+        flat = kernels.contiguous(x)
         flat = TensorBase._make(flat._storage, (flat.numel(),), (1,), flat._offset, flat.dtype)
         values, order = _sort_raw(flat, 0, False, keep_compute_dtype=True)
-        uniq, inverse, counts = x._backend.unique_sorted(
-            values._storage._data[:values.numel()], order._storage._data[:order.numel()])
-        u = _raw.cast(_wrap(uniq, (uniq.shape[0],), values.dtype, x.device), x.dtype)
+        uniq, inverse, counts = kernels.unique_sorted(kernels.flat(values), kernels.flat(order),
+                                                      x.device)
+        u = kernels.cast(_wrap(uniq, (uniq.shape[0],), values.dtype, x.device), x.dtype)
         inv = _wrap(inverse, x._shape, int64, x.device)
         cnt = _wrap(counts, (counts.shape[0],), int64, x.device)
         ctx.mark_non_differentiable(inv, cnt)

@@ -17,14 +17,13 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ..autograd.function import Function
-from ..layout import (contiguous_strides, expand_strides, infer_size, is_contiguous,
-                      normalize_dim, normalize_dims, numel, storage_span, view_strides)
+from ..layout import (contiguous_strides, expand_strides, infer_size, normalize_dim,
+                      normalize_dims, numel, storage_span, view_strides)
 from ..tensor_base import Size, TensorBase
 from ..memory_format import contiguous_format, preserve_format
-from . import _raw
+from . import kernels
 from .registry import declare
 from .creation import tensor
-from ..backends import Operand
 from ..dtype import as_dtype, dtype, promote_types
 from ..storage import UntypedStorage
 
@@ -78,9 +77,9 @@ class _UnsafeView(Function):
     @staticmethod
     def forward(ctx: Any, x: TensorBase, shape: tuple) -> TensorBase:
         ctx.in_shape = x._shape
-        c = _raw.contiguous(x)
+        c = kernels.contiguous(x)
         if c is x:
-            c = _raw.cast(x, x.dtype) if False else raw_copy(x)
+            c = kernels.cast(x, x.dtype) if False else raw_copy(x)
         return TensorBase._make(c._storage, shape, contiguous_strides(shape), 0, x.dtype)
 
     @staticmethod
@@ -90,8 +89,8 @@ class _UnsafeView(Function):
 
 def raw_copy(x: TensorBase, memory_format: Any = None) -> TensorBase:
     """A copy of ``x`` laid out by ``memory_format`` (default: in ``x``'s own memory order)."""
-    out = _raw.empty_like(x, memory_format=memory_format)
-    x._backend.copy(x._operand(), out._operand())
+    out = kernels.empty_like(x, memory_format=memory_format)
+    kernels.copy(x._operand(), out)
     return out
 
 
@@ -132,7 +131,7 @@ def _view_dtype(x: TensorBase, dt: Any) -> TensorBase:
             stride[d] = stride[d] * old // new
         shape[-1] = shape[-1] * old // new
         offset = offset * old // new
-    buf = x._storage._data
+    buf = kernels.buffer(x)
     if (buf.shape[0] * old) % new:
         raise RuntimeError(f"view(dtype): the storage of {buf.shape[0] * old} bytes is not a "
                            f"whole number of {dt} elements")
@@ -376,10 +375,10 @@ class ViewScatter(Function):
     @staticmethod
     def forward(ctx: Any, g: TensorBase, in_shape: tuple, fn: Callable) -> TensorBase:
         ctx.fn = fn
-        out = _raw.empty(in_shape, g.dtype, g.device)
-        out._backend.fill(out._operand(), 0)
+        out = kernels.empty(in_shape, g.dtype, g.device)
+        kernels.fill(out, 0)
         shape, stride, offset = fn(in_shape, contiguous_strides(in_shape), 0)
-        out._backend.copy(g._operand(), Operand(out._storage._data, shape, stride, offset))
+        kernels.copy(g._operand(), out, target=kernels.operand(out, shape, stride, offset))
         return out
 
     @staticmethod
@@ -521,7 +520,7 @@ def as_strided(x: TensorBase, size: Sequence[int], stride: Sequence[int],
                            f"strides: {list(stride)}")
     offset = x._offset if storage_offset is None else int(storage_offset)
     lo, hi = storage_span(size, stride, offset)
-    storage_n = x._storage._data.shape[0]
+    storage_n = kernels.buffer(x).shape[0]
     if offset < 0 or hi > storage_n:
         raise RuntimeError(
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
@@ -544,7 +543,7 @@ class AsStrided(Function):
     @staticmethod
     def forward(ctx: Any, x: TensorBase, size: tuple, stride: tuple, offset: int) -> TensorBase:
         ctx.geometry = ((x._shape, x._stride, x._offset), (size, stride, offset),
-                        x._storage._data.shape[0])
+                        kernels.buffer(x).shape[0])
         return _view_of(x, size, stride, offset)
 
     @staticmethod
@@ -637,14 +636,14 @@ class Cat(Function):
         dt = tensors[0].dtype
         for tt in tensors[1:]:
             dt = promote_types(dt, tt.dtype)
-        out = _raw.empty(tuple(shape), dt, ref.device)
+        out = kernels.empty(tuple(shape), dt, ref.device)
         start = 0
         for tt, n in zip(tensors, ctx.sizes):
             if tt.dim() == 1 and tt._shape[0] == 0:
                 continue
             offset = start * out._stride[dim]
-            out._backend.copy(tt._operand(), Operand(out._storage._data, tt._shape, out._stride,
-                                                    offset))
+            kernels.copy(tt._operand(), out,
+                         target=kernels.operand(out, tt._shape, out._stride, offset))
             start += n
         return out
 
@@ -665,7 +664,7 @@ def cat(tensors: Sequence[TensorBase], dim: int = 0, *, out: TensorBase | None =
         if not isinstance(t_, TensorBase):
             raise TypeError(f"expected Tensor as element {tensors.index(t_)} in argument 0, "
                             f"but got {type(t_).__name__}")
-    _raw.check_same_device(*tensors)
+    kernels.check_same_device(*tensors)
     real = [t_ for t_ in tensors if not (t_.dim() == 1 and t_._shape[0] == 0)]
     if not real:
         return clone(tensors[0])
@@ -687,7 +686,7 @@ def cat(tensors: Sequence[TensorBase], dim: int = 0, *, out: TensorBase | None =
                     "list.")
     result = Cat.apply(d, *tensors)
     if out is not None:
-        _raw.copy_into(out, result)
+        kernels.copy_into(out, result)
         return out
     return result
 
@@ -706,10 +705,10 @@ def stack(tensors: Sequence[TensorBase], dim: int = 0, *, out: TensorBase | None
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t_._shape)} at entry {i}")
     d = normalize_dim(dim, len(shape) + 1)
-    _raw.check_same_device(*tensors)
+    kernels.check_same_device(*tensors)
     result = Stack.apply(d, *tensors)
     if out is not None:
-        _raw.copy_into(out, result)
+        kernels.copy_into(out, result)
         return out
     return result
 
@@ -752,10 +751,9 @@ class Flip(Function):
             if x._shape[d] > 0:
                 offset += (x._shape[d] - 1) * strides[d]
             strides[d] = -strides[d]
-        out = _raw.empty(x._shape, x.dtype, x.device)
+        out = kernels.empty(x._shape, x.dtype, x.device)
         if x.numel():
-            x._backend.copy(Operand(x._storage._data, x._shape, tuple(strides), offset),
-                            out._operand())
+            kernels.copy(kernels.operand(x, x._shape, tuple(strides), offset), out)
         return out
 
     @staticmethod

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...ops.creation import empty, zeros
+from ...ops.creation import empty
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init

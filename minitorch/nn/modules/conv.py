@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...ops import conv as C
+from ...ops import conv as conv_ops
 from ...ops.creation import empty
 from ...tensor import Tensor
 from .. import init
@@ -96,7 +96,7 @@ class Conv1d(_ConvNd):
     _dims = 1
 
     def forward(self, input: Tensor) -> Tensor:
-        return C.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        return conv_ops.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 
@@ -110,7 +110,7 @@ class Conv2d(_ConvNd):
     _dims = 2
 
     def forward(self, input: Tensor) -> Tensor:
-        return C.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        return conv_ops.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 
@@ -126,5 +126,5 @@ class ConvTranspose2d(_ConvNd):
                          output_padding=output_padding)
 
     def forward(self, input: Tensor) -> Tensor:
-        return C.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+        return conv_ops.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
                                   self.output_padding, self.groups, self.dilation)

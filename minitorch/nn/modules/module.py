@@ -15,7 +15,6 @@ layers such as ``Dropout`` and ``BatchNorm`` read.
 
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ops import conv as C
+from ...ops import conv as conv_ops
 from ...tensor import Tensor
 from .module import Module
 
@@ -29,7 +29,7 @@ class _MaxPoolNd(Module):
 
 class MaxPool1d(_MaxPoolNd):
     def forward(self, input: Tensor) -> Any:
-        return C.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+        return conv_ops.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)
 
 
@@ -37,7 +37,7 @@ class MaxPool2d(_MaxPoolNd):
     """The largest value in each window (downsampling that keeps strong features)."""
 
     def forward(self, input: Tensor) -> Any:
-        return C.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+        return conv_ops.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             self.ceil_mode, self.return_indices)
 
 
@@ -57,13 +57,13 @@ class _AvgPoolNd(Module):
 
 class AvgPool1d(_AvgPoolNd):
     def forward(self, input: Tensor) -> Tensor:
-        return C.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return conv_ops.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
 
 class AvgPool2d(_AvgPoolNd):
     def forward(self, input: Tensor) -> Tensor:
-        return C.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return conv_ops.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
@@ -78,16 +78,16 @@ class _AdaptiveNd(Module):
 
 class AdaptiveAvgPool1d(_AdaptiveNd):
     def forward(self, input: Tensor) -> Tensor:
-        return C.adaptive_avg_pool1d(input, self.output_size)
+        return conv_ops.adaptive_avg_pool1d(input, self.output_size)
 
 
 class AdaptiveAvgPool2d(_AdaptiveNd):
     """Average-pool to a fixed output size, whatever the input's height and width."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return C.adaptive_avg_pool2d(input, self.output_size)
+        return conv_ops.adaptive_avg_pool2d(input, self.output_size)
 
 
 class AdaptiveMaxPool2d(_AdaptiveNd):
     def forward(self, input: Tensor) -> Tensor:
-        return C.adaptive_max_pool2d(input, self.output_size)
+        return conv_ops.adaptive_max_pool2d(input, self.output_size)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import Operand
-from ..backends import scalar_ops as S
+from ..backends import scalar_ops
 from ..dtype import bool_, dtype, float16, float32, int64, result_type
 from ..layout import (broadcast_shapes, channels_last_strides, contiguous_strides,
                       elementwise_strides, expand_strides, is_contiguous, numel,
@@ -21,7 +21,7 @@ from ..layout import (broadcast_shapes, channels_last_strides, contiguous_stride
 from ..memory_format import channels_last, contiguous_format, preserve_format
 from ..storage import UntypedStorage
 from ..tensor_base import TensorBase
-from ..backends import get_backend
+from ..backends import get_backend, rng
 from ..device import get_default_device
 
 Number = (int, float, bool, np.number, np.bool_)
@@ -166,12 +166,12 @@ def device_of(*xs: Any):
 # ---------------------------------------------------------------------------
 # elementwise
 # ---------------------------------------------------------------------------
-_ARITH = set(S.ARITH_OPS)
-_UNARY_FAST = set(S.UNARY_FAST_OPS)
+_ARITH = set(scalar_ops.ARITH_OPS)
+_UNARY_FAST = set(scalar_ops.UNARY_FAST_OPS)
 
 
 def compare(a: Any, b: Any, op: int) -> TensorBase:
-    """Elementwise comparison (``S.EQ``, ``S.LT``, ...): a bool tensor."""
+    """Elementwise comparison (``scalar_ops.EQ``, ``scalar_ops.LT``, ...): a bool tensor."""
     check_same_device(a, b)
     compute = result_type(a, b)
     kernel_dtype = compute_dtype(compute)
@@ -351,3 +351,208 @@ def scan(x: TensorBase, op: str, dim: int, out_dtype: dtype) -> TensorBase:
     result = empty(moved._shape, moved.dtype, x.device)
     x._backend.scan(op, rows, array_of(result, rows.shape))
     return cast(from_rows(result, src, dim), out_dtype)
+
+
+# ===========================================================================
+# One typed function per kernel the ops call.  Every op reaches the backend of
+# its tensors' device through this module, never through ``t._backend`` or
+# ``t._storage._data`` directly: so this file is the whole interface between
+# the ops (layer 7) and the kernels (layer 4), and a new backend implements
+# what these functions call.
+# ===========================================================================
+Array = Any
+"""A flat device buffer: a NumPy array on the CPU, a ``numba.cuda`` device array on a GPU."""
+
+
+def buffer(t: TensorBase) -> Array:
+    """The whole flat buffer of ``t``'s storage (all its elements, any offset)."""
+    return t._storage._data
+
+
+def flat(t: TensorBase) -> Array:
+    """The buffer slice holding a contiguous tensor's elements (a view, no copy)."""
+    return t._storage._data[t._offset: t._offset + t.numel()]
+
+
+def operand(t: TensorBase, shape: tuple | None = None, strides: tuple | None = None,
+            offset: int | None = None) -> Operand:
+    """``t``'s buffer read through a header (by default ``t``'s own)."""
+    return Operand(t._storage._data, t._shape if shape is None else shape,
+                   t._stride if strides is None else strides,
+                   t._offset if offset is None else offset)
+
+
+def fill(t: TensorBase, value: Any, target: Operand | None = None) -> None:
+    """Write ``value`` into every element of ``t`` (or of ``target``, a view of its buffer)."""
+    t._backend.fill(t._operand() if target is None else target, value)
+
+
+def from_host(array: np.ndarray, device: Any) -> Array:
+    """A flat buffer on ``device`` holding ``array``'s elements (on the CPU maybe ``array`` itself)."""
+    return get_backend(device).from_host(array)
+
+
+def grown(buf: Array, n: int, device: Any) -> Array:
+    """A new buffer of ``n`` elements: ``buf``'s elements first, zeros after."""
+    backend = get_backend(device)
+    new = backend.zeros(n, buf.dtype)
+    if buf.shape[0]:
+        size = buf.shape[0]
+        backend.copy(Operand(buf, (size,), (1,), 0), Operand(new, (size,), (1,), 0))
+    return new
+
+
+def number_operand(value: Any, dt: dtype, shape: tuple, like: TensorBase) -> Operand:
+    """A Python number as an operand of ``shape`` on ``like``'s device (stride 0 everywhere)."""
+    return scalar_operand(value, dt, shape, like._backend)
+
+
+def select(cond: TensorBase, a: Any, b: Any, out: TensorBase) -> None:
+    """``out = a where cond else b`` (tensors or numbers), broadcast to ``out``'s shape."""
+    backend, shape, dt = out._backend, out._shape, out.dtype
+    backend.where(broadcast_operand(cond, shape), as_operand(a, dt, shape, backend),
+                  as_operand(b, dt, shape, backend), out._operand())
+
+
+def copy(src: Operand, dst: TensorBase, target: Operand | None = None) -> None:
+    """Copy the elements ``src`` reads into ``dst`` (or into ``target``, a view of its buffer)."""
+    dst._backend.copy(src, dst._operand() if target is None else target)
+
+
+def index_bounds(index: TensorBase) -> tuple:
+    """``(min, max)`` of a non-empty contiguous int64 tensor."""
+    return index._backend.index_bounds(flat(index))
+
+
+def add_index_offsets(out: TensorBase, index: TensorBase, size: int, stride: int) -> None:
+    """``out += (index wrapped into [0, size)) * stride``, elementwise (contiguous int64)."""
+    out._backend.add_index_offsets(flat(out), flat(index), size, stride)
+
+
+def index_select(src: Operand, dim: int, positions: Array, out: TensorBase) -> None:
+    """``out[.., k, ..] = src[.., positions[k], ..]`` along ``dim`` (positions checked)."""
+    out._backend.index_select(src, dim, positions, out._operand())
+
+
+def index_reduce(op: str, target: TensorBase, dim: int, positions: Array, values: Operand,
+                 folded: Operand | None = None) -> None:
+    """``target[.., positions[k], ..] (op)= values[.., k, ..]``; ``op`` is "set" or "add".
+
+    ``folded`` reads ``target``'s buffer with another header (advanced indexing
+    folds several indexed dims into one).
+    """
+    target._backend.index_reduce(op, target._operand() if folded is None else folded, dim,
+                                 positions, values)
+
+
+def gather(src: TensorBase, dim: int, index: TensorBase, out: TensorBase) -> None:
+    """``out[p] = src[p with coordinate dim replaced by index[p]]``."""
+    src._backend.gather(src._operand(), dim, index._operand(), out._operand())
+
+
+def scatter(op: str, target: TensorBase, dim: int, index: TensorBase, values: Operand) -> None:
+    """``target[p with coordinate dim replaced by index[p]] (op)= values[p]``."""
+    target._backend.scatter(op, target._operand(), dim, index._operand(), values)
+
+
+def masked_fill(out: TensorBase, mask: Operand, value: Any) -> None:
+    """``out[mask] = value`` for a contiguous ``out``."""
+    out._backend.masked_fill(flat(out), mask, value)
+
+
+def masked_select(src: Operand, mask: Operand, device: Any) -> Array:
+    """The elements ``src`` reads where ``mask`` is true, as a new 1-d buffer."""
+    return get_backend(device).masked_select(src, mask)
+
+
+def count_true(mask: Operand, device: Any) -> int:
+    """How many elements of ``mask`` are true."""
+    return get_backend(device).count_true(mask)
+
+
+def masked_scatter(out: TensorBase, mask: Operand, source: TensorBase) -> None:
+    """Write consecutive elements of ``source`` into contiguous ``out`` where ``mask`` is true."""
+    out._backend.masked_scatter(flat(out), mask, flat(source))
+
+
+def nonzero(mask: TensorBase) -> Array:
+    """The coordinates of the true elements of a bool tensor: a (count, ndim) buffer."""
+    return mask._backend.nonzero(mask._operand())
+
+
+def matmul(a: Operand, b: Operand, out: TensorBase, batch: int, n: int, m: int) -> None:
+    """``out[i] = a[i] @ b[i]`` for ``batch`` products of (n, k) @ (k, m); ``out`` contiguous."""
+    out._backend.matmul(a, b, out._storage._data.reshape(batch, n, m))
+
+
+def im2col(x: Array, geometry: tuple, cols: Array, device: Any, batched: bool = False) -> None:
+    """The convolution windows of the NCHW images ``x`` as the columns of ``cols``."""
+    backend = get_backend(device)
+    (backend.im2col_batch if batched else backend.im2col)(x, geometry, cols)
+
+
+def col2im(cols: Array, geometry: tuple, x: Array, device: Any, batched: bool = False) -> None:
+    """The adjoint of :func:`im2col`: add each column back into its window of ``x``."""
+    backend = get_backend(device)
+    (backend.col2im_batch if batched else backend.col2im)(cols, geometry, x)
+
+
+def max_pool2d(x: Array, geometry: tuple, out: Array, argmax: Array, device: Any) -> None:
+    """The maximum of each pooling window, and where it was."""
+    get_backend(device).max_pool2d(x, geometry, out, argmax)
+
+
+def max_pool2d_backward(grad: Array, argmax: Array, grad_input: Array, device: Any) -> None:
+    """Route each window's gradient to the element that was its maximum."""
+    get_backend(device).max_pool2d_backward(grad, argmax, grad_input)
+
+
+def softmax_rows(rows: Array, out: Array, log: bool, device: Any) -> None:
+    """softmax (or log_softmax) of each row of a (rows, n) buffer."""
+    get_backend(device).softmax(rows, out, log)
+
+
+def softmax_rows_backward(grad: Array, y: Array, out: Array, log: bool, device: Any) -> None:
+    """The gradient of :func:`softmax_rows` given its result ``y``."""
+    get_backend(device).softmax_backward(grad, y, out, log)
+
+
+def nll_loss_rows(logp: Array, target: Array, weight: Array | None, ignore_index: int,
+                  losses: Array, weights: Array, device: Any) -> int:
+    """``losses[r] = -weight[t] * logp[r, t]`` with ``t = target[r]``, for each row ``r``.
+
+    Every target is checked before any is read: the result is the first row
+    whose target is out of range, or -1.
+    """
+    return get_backend(device).nll_loss(logp, target, weight, ignore_index, losses, weights)
+
+
+def nll_loss_rows_backward(target: Array, weight: Array | None, ignore_index: int,
+                           grad: Array, device: Any) -> None:
+    """The gradient of :func:`nll_loss_rows`: ``-weight[t]`` at each row's target, else 0."""
+    get_backend(device).nll_loss_backward(target, weight, ignore_index, grad)
+
+
+def normal_counters(n: int) -> int:
+    """How many counters of the random stream ``n`` normal numbers use."""
+    return rng.normal_counters(n)
+
+
+def multinomial_counters(rows: int, categories: int, samples: int, replacement: bool) -> int:
+    """How many counters of the random stream a ``multinomial`` draw uses."""
+    return rng.multinomial_counters(rows, categories, samples, replacement)
+
+
+def random_fill(kind: str, out: Array, seed: Any, offset: Any, device: Any, *params: Any) -> None:
+    """Fill the buffer ``out`` with the random stream ``(seed, offset)`` of ``kind``."""
+    get_backend(device).random_fill(kind, out, seed, offset, *params)
+
+
+def sort_rows(rows: Array, descending: bool, k: int, device: Any) -> tuple:
+    """Each row of a (rows, n) buffer sorted (its first ``k``): ``(values, indices)``."""
+    return get_backend(device).sort_rows(rows, descending, k)
+
+
+def unique_sorted(values: Array, order: Array, device: Any) -> tuple:
+    """Runs of equal values in sorted ``values``: ``(unique, inverse, counts)``."""
+    return get_backend(device).unique_sorted(values, order)
