@@ -64,12 +64,15 @@ def _contiguous_strides_of_tuple(shape: tuple) -> tuple:
 
 
 def _contiguous_strides(shape: Sequence[int]) -> tuple:
+    # Task 1.3: row-major strides for shape (the last dimension moves fastest).
+    ### BEGIN SOLUTION
     strides = [1] * len(shape)
     acc = 1
     for d in range(len(shape) - 1, -1, -1):
         strides[d] = acc
         acc *= max(int(shape[d]), 1)     # Python ints, whatever the shape holds
     return tuple(strides)
+    ### END SOLUTION
 
 
 def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
@@ -142,6 +145,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
         (4, 1, 3)
         (   5, 1)   ->  (4, 5, 3)
     """
+    # Task 1.4: the shape that all shapes broadcast to, or PyTorch's RuntimeError.
+    ### BEGIN SOLUTION
     if len(shapes) == 2:
         # The common cases: nothing to stretch, or a scalar against a tensor.
         if shapes[0] == shapes[1] or not shapes[1]:
@@ -178,6 +183,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple:
                 "Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
                 f"between arg {owner[j]} and arg {si}.")
     return tuple(out)
+    ### END SOLUTION
 
 
 def expand_strides(shape: Sequence[int], strides: Sequence[int], target: Sequence[int]) -> tuple:
@@ -186,6 +192,8 @@ def expand_strides(shape: Sequence[int], strides: Sequence[int], target: Sequenc
     A stretched dimension gets stride 0: every index along it reads the same
     element.  ``-1`` in ``target`` keeps the existing size.
     """
+    # Task 1.5: present shape as target without copying: stretched dims get stride 0.
+    ### BEGIN SOLUTION
     if len(target) < len(shape):
         raise RuntimeError(
             f"expand(size={list(target)}): the number of sizes provided ({len(target)}) must be "
@@ -219,6 +227,7 @@ def expand_strides(shape: Sequence[int], strides: Sequence[int], target: Sequenc
                 f"at non-singleton dimension {i}.  Target sizes: {list(target)}.  "
                 f"Tensor sizes: {list(shape)}")
     return tuple(out_shape), tuple(out_strides)
+    ### END SOLUTION
 
 
 def infer_size(shape: Sequence[int], total: int) -> tuple:
@@ -262,6 +271,8 @@ def view_strides(shape: Sequence[int], strides: Sequence[int], new_shape: Sequen
     separate chunks, so it cannot be flattened, but each of its dimensions
     can still be split.  This is PyTorch's ``computeStride``.
     """
+    # Task 1.6: strides that read the same elements as new_shape, or None if view must copy.
+    ### BEGIN SOLUTION
     if len(shape) == 0:
         return tuple(1 for _ in new_shape)
     total = numel(shape)
@@ -292,6 +303,7 @@ def view_strides(shape: Sequence[int], strides: Sequence[int], new_shape: Sequen
     if view_d != -1:
         return None
     return tuple(new_strides)
+    ### END SOLUTION
 
 
 def coalesce(shape: Sequence[int], *stride_lists: Sequence[int]):
@@ -480,17 +492,23 @@ def loop_plan(shape: Sequence[int], *stride_lists: Sequence[int]):
 
 def index_to_position(index: Sequence[int], strides: Sequence[int], offset: int = 0) -> int:
     """Storage position of a multi-dimensional index."""
+    # Task 1.1: offset plus the sum of index[d] * strides[d].
+    ### BEGIN SOLUTION
     return offset + sum(i * s for i, s in zip(index, strides))
+    ### END SOLUTION
 
 
 def position_to_index(ordinal: int, shape: Sequence[int]) -> tuple:
     """The multi-index of the ``ordinal``-th element in row-major order."""
+    # Task 1.2: the multi-index of the ordinal-th element in row-major order.
+    ### BEGIN SOLUTION
     index = [0] * len(shape)
     for d in range(len(shape) - 1, -1, -1):
         size = shape[d]
         index[d] = ordinal % size
         ordinal //= size
     return tuple(index)
+    ### END SOLUTION
 
 
 def storage_span(shape: Sequence[int], strides: Sequence[int], offset: int) -> tuple:

@@ -42,8 +42,11 @@ class _GradModeSwitch:
     enabled = True
 
     def __enter__(self) -> None:
+        # Task 3.3: save the current grad mode, then switch to self.enabled.
+        ### BEGIN SOLUTION
         self._prev = STATE.grad_enabled
         STATE.grad_enabled = self.enabled
+        ### END SOLUTION
 
     def __exit__(self, *exc: Any) -> None:
         STATE.grad_enabled = self._prev

@@ -170,6 +170,8 @@ def edge_of(t: Any) -> tuple:
 # ---------------------------------------------------------------------------
 def accumulate_into_leaf(variable: Any, g: Any, create_graph: bool) -> None:
     """Add ``g`` into ``variable.grad`` after running the leaf's tensor hooks."""
+    # Task 3.2: add g (after the leaf's hooks) into variable.grad.
+    ### BEGIN SOLUTION
     g = run_tensor_hooks(variable._hooks, g)
     if g is None:
         return
@@ -188,6 +190,7 @@ def accumulate_into_leaf(variable: Any, g: Any, create_graph: bool) -> None:
     else:
         with grad_mode.no_grad():
             variable._grad.add_(g.detach())
+    ### END SOLUTION
 
 
 def _obeys_layout_contract(g: Any, variable: Any) -> bool:

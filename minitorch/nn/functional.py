@@ -184,6 +184,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     evaluation time (``training=False``) dropout is simply the identity.
     """
     _check_p(p)
+    # Task 4.5: zero each element with probability p, scale the rest by 1/(1-p).
+    ### BEGIN SOLUTION
     if not training or p == 0.0:
         return input
     if p == 1.0:
@@ -192,6 +194,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         keep = bernoulli(full(tuple(input.shape), 1.0 - p, dtype=input.dtype,
                               device=input.device)) / (1.0 - p)
     return _maybe_inplace(input, lambda x: x * keep, inplace)
+    ### END SOLUTION
 
 
 def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, spatial: int
@@ -464,6 +467,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+    # Task 4.6: normalise with batch statistics (training) or running ones (eval).
+    ### BEGIN SOLUTION
     dims = (0,) + tuple(range(2, input.dim()))
     shape = (1, input.shape[1]) + (1,) * (input.dim() - 2)
     if training:
@@ -487,6 +492,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+    ### END SOLUTION
 
 
 def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = None,

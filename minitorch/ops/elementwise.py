@@ -126,12 +126,15 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
+        # Task 3.4: the gradients of a * b for a and for b.
+        ### BEGIN SOLUTION
         a, b = ctx.saved_tensors
         if b is None:
             b = ctx.b_number
         ga = _reduce_grad(g * b, ctx.a) if ctx.needs_input_grad[0] else None
         gb = _reduce_grad(g * a, ctx.b) if ctx.needs_input_grad[1] else None
         return ga, gb
+        ### END SOLUTION
 
 
 class Div(Function):

@@ -80,11 +80,14 @@ class MatMul(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
+        # Task 3.6: the gradients of a @ b for a and for b.
+        ### BEGIN SOLUTION
         a, b = ctx.saved_tensors
         sa, sb = ctx.shapes
         ga = sum_to_shape(matmul(g, b.mT), sa) if ctx.needs_input_grad[0] else None
         gb = sum_to_shape(matmul(a.mT, g), sb) if ctx.needs_input_grad[1] else None
         return ga, gb
+        ### END SOLUTION
 
 
 class BMM(MatMul):
@@ -223,6 +226,8 @@ class Linear(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
+        # Task 4.1: the gradients of x @ w.T + b for x, w and b.
+        ### BEGIN SOLUTION
         x, w = ctx.saved_tensors
         needs = ctx.needs_input_grad
         if is_grad_enabled():          # create_graph: differentiable ops
@@ -234,6 +239,7 @@ class Linear(Function):
         gw = _mm_raw(_t(g), x) if needs[1] else None
         gb = kernels.reduce(g, "sum", (0,), False, g.dtype) if len(needs) > 2 and needs[2] else None
         return gx, gw, gb
+        ### END SOLUTION
 
 
 class LinearNoBias(Linear):

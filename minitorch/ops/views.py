@@ -312,6 +312,8 @@ def unsqueeze(x: TensorBase, dim: int) -> TensorBase:
 
 def sum_to_shape(g: TensorBase, shape: tuple) -> TensorBase:
     """Sum ``g`` over broadcast dimensions so that it has ``shape`` (backward of broadcasting)."""
+    # Task 3.5: sum g over the dims that broadcasting stretched, back to shape.
+    ### BEGIN SOLUTION
     if g._shape == tuple(shape):
         return g
     lead = g.dim() - len(shape)
@@ -323,6 +325,7 @@ def sum_to_shape(g: TensorBase, shape: tuple) -> TensorBase:
     elif out._shape != tuple(shape):
         out = reshape(out, shape)
     return out
+    ### END SOLUTION
 
 
 class Expand(Function):

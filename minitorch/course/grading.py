@@ -1,0 +1,192 @@
+"""Grading: the tests of each task, run and scored per task.
+
+Tests say which task they grade with a marker::
+
+    @pytest.mark.task("2.1")
+    def test_map_contiguous_applies_the_op(): ...
+
+This module is also a pytest plugin (``tests/conftest.py`` loads it) that adds
+two options:
+
+* ``--task 2.1`` (repeatable) runs only the tests of those tasks;
+* ``--course-report FILE`` writes each test's tasks and outcome as JSON.
+
+:func:`grade` runs the task tests in a fresh process, reads that report and
+scores each task: its points times the fraction of its tests that pass.
+:func:`gradescope_results` turns the scores into Gradescope's autograder
+``results.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .markers import MODULES, find_tasks
+
+__all__ = ["POINTS_PER_TASK", "TaskScore", "grade", "format_table", "gradescope_results",
+           "run_task_tests"]
+
+#: Every task is worth the same; a task scores this times the fraction of its tests passed.
+POINTS_PER_TASK = 10.0
+
+
+# ---------------------------------------------------------------------------
+# The pytest plugin
+# ---------------------------------------------------------------------------
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("minitorch course")
+    group.addoption("--task", action="append", default=[], metavar="M.N",
+                    help="Run only the tests of this course task (repeatable).")
+    group.addoption("--course-report", default=None, metavar="FILE",
+                    help="Write each test's course tasks and outcome to FILE (JSON).")
+
+
+def task_ids(item: Any) -> list:
+    """The tasks a test item grades (from its ``task`` markers)."""
+    return [str(a) for mark in item.iter_markers("task") for a in mark.args]
+
+
+def pytest_collection_modifyitems(config: Any, items: list) -> None:
+    wanted = set(config.getoption("--task"))
+    if not wanted:
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if wanted & set(task_ids(item)) else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+class _Recorder:
+    """Collects the outcome of every test (the first failing phase wins)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.results: dict = {}
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        entry = self.results.setdefault(report.nodeid, {"outcome": "passed", "message": ""})
+        if report.failed and entry["outcome"] == "passed":
+            entry["outcome"] = "failed"
+            crash = getattr(report.longrepr, "reprcrash", None)
+            entry["message"] = crash.message if crash is not None else str(report.longrepr)[-2000:]
+        elif report.skipped and report.when in ("setup", "call") and entry["outcome"] == "passed":
+            entry["outcome"] = "skipped"
+
+    def pytest_collection_modifyitems(self, items: list) -> None:
+        for item in items:
+            self.results.setdefault(item.nodeid, {"outcome": "passed", "message": ""})[
+                "tasks"] = task_ids(item)
+
+    def pytest_sessionfinish(self) -> None:
+        Path(self.path).write_text(json.dumps(self.results, indent=1))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line("markers", "task(id): the course task (\"M.N\") a test grades")
+    path = config.getoption("--course-report", default=None)
+    if path and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_Recorder(path), "minitorch-course-recorder")
+
+
+# ---------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------
+@dataclass
+class TaskScore:
+    """How one task did: its tests, how many passed, its points."""
+
+    id: str
+    what: str
+    location: str
+    tests: list = field(default_factory=list)      # (nodeid, outcome, message)
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for _, outcome, _ in self.tests if outcome == "passed")
+
+    @property
+    def total(self) -> int:
+        return len(self.tests)
+
+    @property
+    def points(self) -> float:
+        return round(POINTS_PER_TASK * self.passed / self.total, 2) if self.total else 0.0
+
+
+def run_task_tests(root: Path, tasks: list | None = None, extra: list | None = None,
+                   quiet: bool = True) -> tuple:
+    """Run the tests of ``tasks`` (default: every task) in a fresh process in ``root``.
+
+    Returns ``(exit_code, report)`` where ``report`` maps each test to its
+    tasks and outcome.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+               f"--course-report={report}", "-q" if quiet else "-v", "-rN"]
+        cmd += [f"--task={t}" for t in tasks] if tasks else ["-m", "task"]
+        cmd += extra or []
+        env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        done = subprocess.run(cmd, cwd=root, env=env, capture_output=quiet, text=True)
+        results = json.loads(report.read_text()) if report.exists() else {}
+    return done.returncode, results
+
+
+def grade(root: Path, tasks: list | None = None) -> list:
+    """Run the task tests and score every task found in ``root``'s source."""
+    known = find_tasks(root)
+    _, report = run_task_tests(root, tasks)
+    scores = {t.id: TaskScore(t.id, t.what, f"{t.path}:{t.function}") for t in known
+              if not tasks or t.id in tasks}
+    for nodeid, entry in report.items():
+        for task in entry.get("tasks", []):
+            if task in scores:
+                scores[task].tests.append((nodeid, entry["outcome"], entry["message"]))
+    return [scores[k] for k in sorted(scores, key=lambda s: tuple(int(p) for p in s.split(".")))]
+
+
+def format_table(scores: list) -> str:
+    """A table per task: id, tests passed, points; a line per module; the total."""
+    lines = [f"{'task':<6} {'tests':>7} {'points':>7}  statement"]
+    module = None
+    for s in scores:
+        m = int(s.id.split(".")[0])
+        if m != module:
+            module = m
+            lines.append(f"-- module {m}: {MODULES.get(m, '')}")
+        what = s.what if len(s.what) <= 60 else s.what[:57] + "..."
+        lines.append(f"{s.id:<6} {f'{s.passed}/{s.total}':>7} {s.points:>7.2f}  {what}")
+    total = sum(s.points for s in scores)
+    lines.append(f"total: {total:.2f} / {POINTS_PER_TASK * len(scores):.2f} points")
+    return "\n".join(lines)
+
+
+def gradescope_results(scores: list) -> dict:
+    """Gradescope's autograder ``results.json``: one entry per task."""
+    tests = []
+    for s in scores:
+        failed = [f"{nodeid}: {message.strip().splitlines()[0] if message.strip() else outcome}"
+                  for nodeid, outcome, message in s.tests if outcome != "passed"]
+        output = (f"{s.passed} of {s.total} tests passed." if s.total else
+                  "This task has no tests.")
+        if failed:
+            output += "\n" + "\n".join(failed[:10])
+        tests.append({"name": f"Task {s.id}: {s.what}", "number": s.id,
+                      "score": s.points, "max_score": POINTS_PER_TASK,
+                      "output": output, "visibility": "visible"})
+    return {"score": round(sum(s.points for s in scores), 2),
+            "output": f"{sum(1 for s in scores if s.total and s.passed == s.total)} of "
+                      f"{len(scores)} tasks complete.",
+            "visibility": "visible", "stdout_visibility": "visible", "tests": tests}
