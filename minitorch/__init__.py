@@ -73,3 +73,4 @@ from . import utils  # noqa: E402  (layer 10)
 from . import cuda  # noqa: E402
 from .serialization import load, save  # noqa: E402  (layer 11)
 from . import datasets  # noqa: E402  (layer 12)
+from .backends.cpu.threads import get_num_threads, set_num_threads  # noqa: E402  (torch.set_num_threads)

@@ -51,6 +51,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+import minitorch          # the public API, used the way a user's program uses it
+
 __all__ = [
     "Workload", "Settings", "workloads", "select", "measure_all", "run", "benchmark",
     "format_report", "startup", "startup_script", "thread_report", "set_threads",
@@ -423,7 +425,6 @@ def measure_all(functions: dict[str, Callable[[], Any]], settings: Settings) -> 
 
 def load_libraries(use_torch: bool = True) -> tuple[dict[str, Any], str | None]:
     """``({name: module}, why_torch_is_missing)``: minitorch, NumPy and PyTorch if importable."""
-    import minitorch
     libs: dict[str, Any] = {"minitorch": minitorch, "numpy": np}
     if not use_torch:
         return libs, "left out (--no-torch)"
@@ -465,12 +466,13 @@ def set_threads(n: int, libs: dict[str, Any]) -> None:
     imported: it cannot be changed here.  For one-thread comparisons start
     the process with ``OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1``.
     """
-    import numba
-    if n > numba.config.NUMBA_NUM_THREADS:
+    # Imported here, as minitorch is everywhere in this module: only when a benchmark runs.
+    from .backends.cpu.threads import max_num_threads, set_num_threads
+    if n > max_num_threads():
         raise ValueError(f"--threads {n}: Numba started with at most "
-                         f"{numba.config.NUMBA_NUM_THREADS} threads (NUMBA_NUM_THREADS); "
+                         f"{max_num_threads()} threads (NUMBA_NUM_THREADS); "
                          f"start with NUMBA_NUM_THREADS={n} to use more")
-    numba.set_num_threads(n)
+    set_num_threads(n)          # minitorch.set_num_threads
     if "torch" in libs:
         libs["torch"].set_num_threads(n)
 
@@ -597,7 +599,6 @@ if config["print"]:
 
 def _package_root() -> str:
     """The directory holding the ``minitorch`` package (so a child imports this same copy)."""
-    import minitorch
     return os.path.dirname(os.path.dirname(os.path.abspath(minitorch.__file__)))
 
 

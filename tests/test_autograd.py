@@ -834,3 +834,52 @@ def test_detect_anomaly_as_decorator_and_set_detect_anomaly():
     with torch.autograd.set_detect_anomaly(True):
         assert torch.autograd.is_anomaly_enabled()
     assert not torch.autograd.is_anomaly_enabled()
+
+# ---------------------------------------------------------------------------
+# On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
+# without a GPU; tensors stay tiny there).
+# ---------------------------------------------------------------------------
+from device_checks import check, host, on  # noqa: E402
+
+
+def test_autograd_through_broadcast_views_and_indexing_on_every_device(device):
+    a = on(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), device, requires_grad=True)
+    b = on(np.array([0.5, -1.0, 2.0]), device, requires_grad=True)
+    y = ((a * b).t()[1:].exp().sum() + a[:, [0, 0]].sum() + (a @ b).pow(2).mean()
+         + a[a > 2.5].sum())
+    y.backward()
+    an, bn = host(a), host(b)
+    s = an @ bn
+    ga = np.zeros_like(an)
+    ga[:, 1:] = np.exp(an[:, 1:] * bn[1:]) * bn[1:]
+    ga[:, 0] += 2
+    ga += an > 2.5
+    ga += (s[:, None] * bn[None, :])           # d/da mean((a@b)^2) = 2 s b / 2
+    gb = (np.exp(an[:, 1:] * bn[1:]) * an[:, 1:]).sum(0)
+    gb = np.concatenate([[0.0], gb]) + (s[:, None] * an).sum(0)
+    check(a.grad, ga, device, rtol=1e-10)
+    check(b.grad, gb, device, rtol=1e-10)
+    g, = torch.autograd.grad((b ** 3).sum(), b, create_graph=True)
+    g2, = torch.autograd.grad(g.sum(), b)
+    check(g2, 6 * bn, device, rtol=1e-10)
+
+
+def test_a_leafs_accumulation_runs_as_soon_as_its_gradient_is_ready():
+    """As in PyTorch, AccumulateGrad runs before other ready nodes, every step.
+
+    A leaf's accumulator node is made once and reused, so ordering by creation
+    would run it last from the second backward on; DistributedDataParallel
+    starts its all-reduce in the leaf's hook and needs it early.
+    """
+    import minitorch as torch
+    x = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+    order = []
+    b.register_hook(lambda g: order.append("b"))
+    for _ in range(2):
+        order.clear()
+        y = x * 2
+        y.register_hook(lambda g: order.append("y"))
+        out = (y * 3 + b).sum()
+        out.backward()
+        assert order == ["b", "y"]

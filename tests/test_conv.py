@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import minitorch as torch
+from device_checks import check, host, on
 from minitorch.nn import functional as F
 
 pytestmark = pytest.mark.nn
@@ -76,14 +77,41 @@ def test_pooling_against_numpy_and_gradients():
                                                            count_include_pad=False), (t,))
 
 
-def test_unfold_fold_are_adjoint():
+def test_unfold_fold_are_adjoint(device):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1, 2, 5, 5))
     cols = rng.standard_normal((1, 2 * 9, 9))
-    u = F.unfold(torch.tensor(x), 3, padding=1, stride=2).numpy()
-    f = F.fold(torch.tensor(cols), (5, 5), 3, padding=1, stride=2).numpy()
+    u = host(F.unfold(on(x, device), 3, padding=1, stride=2))
+    f = host(F.fold(on(cols, device), (5, 5), 3, padding=1, stride=2))
     # <unfold(x), cols> == <x, fold(cols)>: fold is the transpose of unfold.
     assert np.sum(u * cols) == pytest.approx(np.sum(x * f))
+    # fold(unfold(x)) counts each pixel once per window that covers it.
+    x = torch.arange(32.0, device=device).reshape(1, 2, 4, 4)
+    cols = F.unfold(x, 3, padding=1, stride=2)
+    assert cols.shape == (1, 18, 4)
+    back = F.fold(cols, (4, 4), 3, padding=1, stride=2)
+    ones = F.fold(F.unfold(torch.ones_like(x), 3, padding=1, stride=2), (4, 4), 3, padding=1,
+                  stride=2)
+    check(back, host(x) * host(ones), device)
+
+
+def _conv_step(lib, device, arrays):
+    """A grouped, strided, dilated convolution, then both poolings, forward and backward."""
+    x, w, b = (lib.tensor(a, device=device, requires_grad=True) for a in arrays)
+    y = lib.nn.functional.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=2)
+    pooled = (lib.nn.functional.max_pool2d(lib.nn.functional.relu(y), 2, stride=1)
+              + lib.nn.functional.avg_pool2d(y, 2, stride=1))
+    (pooled * pooled).sum().backward()
+    return [t.detach().cpu().numpy() for t in (y, x.grad, w.grad, b.grad)]
+
+
+def test_conv_and_pooling_forward_and_backward_match_pytorch(device):
+    pt = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(shape).astype(np.float32)
+              for shape in ((2, 2, 6, 5), (4, 1, 3, 2), (4,))]
+    for got, want in zip(_conv_step(torch, device, arrays), _conv_step(pt, "cpu", arrays)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_conv_errors():

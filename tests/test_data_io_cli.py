@@ -216,7 +216,7 @@ def test_cli_checkpoint_and_resume_flags(tmp_path):
     common = ["train", "mnist", "--model", "mlp", "--limit", "128", "--no-progress",
               "--checkpoint", str(ckpt)]
     assert runner.invoke(main, common + ["--epochs", "1"]).exit_code == 0
-    res = runner.invoke(main, common + ["--epochs", "2", "--resume", "--schedule", "none"])
+    res = runner.invoke(main, common + ["--epochs", "2", "--resume"])
     assert res.exit_code == 0, res.output
     assert "resumed" in res.output and "epoch   2/2" in res.output
     assert len(torch.load(ckpt)["history"]) == 2

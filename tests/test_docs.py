@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.tensor
+pytestmark = pytest.mark.docs   # not "tensor": -m tensor must not run the Sphinx builds
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

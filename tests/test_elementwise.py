@@ -593,3 +593,48 @@ def test_fmod_and_remainder_when_the_quotient_rounds_up(dtype):
                                np.fmod(x, y), rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(torch.remainder(torch.tensor(x), torch.tensor(y)).numpy(),
                                np.remainder(x, y), rtol=1e-6, atol=1e-12)
+
+# ---------------------------------------------------------------------------
+# On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
+# without a GPU; tensors stay tiny there).
+# ---------------------------------------------------------------------------
+from device_checks import check as check_on_device  # noqa: E402
+from device_checks import on  # noqa: E402
+from minitorch.nn import functional as F  # noqa: E402
+
+
+def test_elementwise_broadcasting_and_strides_on_every_device(device):
+    r = np.random.default_rng(1)
+    a = r.standard_normal((3, 4)).astype(np.float32)
+    b = r.standard_normal(4).astype(np.float32)
+    x, y = on(a, device), on(b, device)
+    check_on_device(x + y, a + b, device)                          # broadcast row (stride 0)
+    check_on_device(x.t() * 2 - 1, a.T * 2 - 1, device)            # transposed (strided kernel)
+    check_on_device(x[:, ::2] / x[:, 1::2], a[:, ::2] / a[:, 1::2], device)
+    check_on_device(x.t()[1:] + y[:3, None], a.T[1:] + b[:3, None], device)
+    check_on_device(2 - y, 2 - b, device)                          # reversed op, scalar
+    check_on_device(x.exp().sigmoid(), 1 / (1 + np.exp(-np.exp(a))), device, rtol=1e-5)
+    check_on_device(x.t().tanh(), np.tanh(a.T), device, rtol=1e-5)
+    check_on_device(x.abs() ** 0.5, np.abs(a) ** 0.5, device, rtol=1e-5)
+    check_on_device(torch.maximum(x, y), np.maximum(a, b), device)
+    check_on_device(x.clamp(-0.5, 0.5), np.clip(a, -0.5, 0.5), device)
+    check_on_device(F.relu(x.t()), np.maximum(a.T, 0), device)
+    check_on_device(torch.atan2(x, y), np.arctan2(a, b), device, rtol=1e-5)
+    check_on_device(x > y, a > b, device)
+    check_on_device((x > 0) & (y < 0), (a > 0) & (b < 0), device)
+    check_on_device(torch.where(x > 0, x, y), np.where(a > 0, a, b), device)
+    check_on_device(torch.where(x.t() > 0, 1.0, 0.0), np.where(a.T > 0, 1.0, 0.0).astype(np.float32),
+          device)
+    i = on(np.array([[7, -7, 9], [3, 4, -5]]), device)
+    check_on_device(i // 2, np.array([[3, -4, 4], [1, 2, -3]]), device)
+    check_on_device(i % 3, np.array([[7, -7, 9], [3, 4, -5]]) % 3, device)
+    check_on_device(-i.t(), -np.array([[7, -7, 9], [3, 4, -5]]).T, device)
+    check_on_device(i * 2.5, np.array([[7, -7, 9], [3, 4, -5]]) * np.float32(2.5), device)
+    check_on_device(i.float() / 2, np.array([[3.5, -3.5, 4.5], [1.5, 2.0, -2.5]], np.float32), device)
+    check_on_device(x.half().float(), a.astype(np.float16).astype(np.float32), device)
+    check_on_device(x.to(torch.int32), a.astype(np.int32), device)
+    check_on_device(x.bool(), a != 0, device)
+    nan = on(np.array([np.nan, 1.0, -np.inf], np.float32), device)
+    check_on_device(nan.isnan(), [True, False, False], device)
+    check_on_device(torch.nan_to_num(nan), np.nan_to_num(np.array([np.nan, 1.0, -np.inf], np.float32)),
+          device)

@@ -713,3 +713,78 @@ def test_scatter_kernels_split_by_index_range_without_races():
                            0, one, np.array([200], np.int64), np.int64(0), np.int64(9),
                            np.int64(nb))
         np.testing.assert_array_equal(out, last)
+
+# ---------------------------------------------------------------------------
+# On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
+# without a GPU; tensors stay tiny there).
+# ---------------------------------------------------------------------------
+from device_checks import check, host, on  # noqa: E402
+from minitorch.nn import functional as F  # noqa: E402
+
+
+def test_indexing_gather_scatter_on_every_device(device):
+    a = np.arange(20, dtype=np.float32).reshape(4, 5)
+    x = on(a, device)
+    idx = np.array([[0, 2, 1], [3, 3, 0]])
+    check(torch.gather(x, 1, on(idx[:, :3], device)), np.take_along_axis(a[:2], idx, 1),
+          device)
+    check(x[[0, 2, -1]], a[[0, 2, -1]], device)
+    check(x[on(np.array([1, 1]), device), 1:3], a[[1, 1], 1:3], device)
+    check(x[:, [4, 0]], a[:, [4, 0]], device)
+    check(x[x > 10], a[a > 10], device)
+    check(x.index_select(1, on(np.array([3, 1, 3]), device)), a[:, [3, 1, 3]], device)
+    check(x.t().index_select(0, on(np.array([2]), device)), a.T[[2]], device)
+    check(x.take(on(np.array([19, 0, 7]), device)), a.reshape(-1)[[19, 0, 7]], device)
+    check(x.nonzero(), np.argwhere(a), device)
+    check(x.masked_select(x < 3), a[a < 3], device)
+    check(x.masked_fill(x > 15, -1.0), np.where(a > 15, -1, a), device)
+    check(x.t().masked_fill(x.t() > 15, -1.0), np.where(a.T > 15, -1, a.T), device)
+
+    z = torch.zeros(3, 4, device=device)
+    src = torch.arange(1.0, 9.0, device=device).reshape(2, 4)
+    index = on(np.array([[0, 1, 2, 0], [0, 0, 0, 1]]), device)
+    expected = np.zeros((3, 4), np.float32)
+    np.add.at(expected, (np.array([[0, 1, 2, 0], [0, 0, 0, 1]]), np.arange(4)),
+              np.arange(1.0, 9.0).reshape(2, 4))
+    check(z.scatter_add(0, index, src), expected, device)        # repeated indices add up
+    check(z.scatter(0, index[:1], src[:1]), [[1, 0, 0, 4], [0, 2, 0, 0], [0, 0, 3, 0]],
+          device)
+    with pytest.warns(UserWarning, match="reduce argument of torch.scatter"):
+        product = torch.ones(3, device=device).scatter(
+            0, on(np.array([0, 0, 2]), device), torch.tensor([5.0, 6.0, 7.0], device=device),
+            reduce="multiply")
+    check(product, [30.0, 1.0, 7.0], device)
+    check(torch.zeros(4, device=device).index_add(0, on(np.array([1, 3, 1]), device),
+                                                  torch.ones(3, device=device)),
+          [0.0, 2.0, 0.0, 1.0], device)
+    check(torch.zeros(2, 3, device=device).index_copy(1, on(np.array([2, 0]), device),
+                                                      torch.ones(2, 2, device=device)),
+          [[1, 0, 1], [1, 0, 1]], device)
+    x2 = x.clone()
+    x2[on(np.array([0, 3]), device)] = torch.tensor(-1.0, device=device)
+    x2[[1, 1], [0, 0]] += 100.0
+    e2 = a.copy()
+    e2[[0, 3]] = -1
+    e2[1, 0] += 100
+    check(x2, e2, device)
+    h = torch.tensor([1.0, 2.0], dtype=torch.float16, device=device)
+    check(torch.zeros(3, dtype=torch.float16, device=device).index_add(
+        0, on(np.array([2, 2]), device), h), np.array([0, 0, 3], np.float16), device)
+    check(h[on(np.array([1, 1, 0]), device)], np.array([2, 2, 1], np.float16), device)
+
+
+def test_index_errors_before_any_kernel_on_every_device(device):
+    x = torch.arange(6.0, device=device).reshape(2, 3)
+    with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 1"):
+        torch.gather(x, 1, on(np.array([[0, 3]]), device))
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 2"):
+        x[on(np.array([0, 5]), device)]
+    with pytest.raises(IndexError):
+        x[on(np.array([-3]), device)]
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(on(np.array([4]), device), x)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        x.scatter_add_(1, on(np.array([[9]]), device), x[:, :1])
+    with pytest.raises(IndexError):
+        x.index_select(0, on(np.array([2]), device))
+    check(x, np.arange(6.0).reshape(2, 3), device)        # nothing was written

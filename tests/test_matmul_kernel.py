@@ -309,3 +309,32 @@ def test_long_k_splits_k_across_threads(threads):
         _check(a, b)
     finally:
         numba.set_num_threads(before)
+
+# ---------------------------------------------------------------------------
+# On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
+# without a GPU; tensors stay tiny there).
+# ---------------------------------------------------------------------------
+from device_checks import check, host, on  # noqa: E402
+import minitorch as torch  # noqa: E402
+
+
+def test_matmul_on_every_device(device):
+    r = np.random.default_rng(3)
+    a = r.standard_normal((5, 7)).astype(np.float32)
+    b = r.standard_normal((7, 6)).astype(np.float32)
+    x, y = on(a, device), on(b, device)
+    check(x @ y, a @ b, device, rtol=1e-5, atol=1e-5)
+    check(y.t() @ x.t(), b.T @ a.T, device, rtol=1e-5, atol=1e-5)       # transposed operands
+    check(x[::2, 1:] @ y[1:, ::3], a[::2, 1:] @ b[1:, ::3], device, rtol=1e-5, atol=1e-5)
+    c = r.standard_normal((2, 3, 4)).astype(np.float64)
+    d = r.standard_normal((4, 2)).astype(np.float64)
+    check(on(c, device) @ on(d, device), c @ d, device, rtol=1e-12)      # broadcast batch
+    check(torch.bmm(on(c, device), on(c, device).transpose(1, 2)), c @ c.transpose(0, 2, 1),
+          device, rtol=1e-12)
+    check(x[0] @ y[:, 0], a[0] @ b[:, 0], device, rtol=1e-5)
+    e = r.standard_normal((20, 35)).astype(np.float32)    # several tiles and K steps
+    f = r.standard_normal((18, 35)).astype(np.float32)
+    check(on(e, device) @ on(f, device).t(), e @ f.T, device, rtol=1e-4, atol=1e-4)
+    n = np.arange(12).reshape(3, 4)
+    check(on(n, device) @ on(n.T, device), n @ n.T, device)
+    check(x @ torch.zeros(7, 0, device=device), np.zeros((5, 0), np.float32), device)

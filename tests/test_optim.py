@@ -1,5 +1,7 @@
 """Optimizers and schedulers against PyTorch's formulas."""
 
+import typing
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,9 @@ CASES = [
     ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
     ("AdamW", dict(lr=0.01)),
     ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True)),
+    ("RMSprop", dict(lr=0.01, centered=True, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9, maximize=True)),
+    ("RMSprop", dict(lr=0.01)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1)),
 ]
 
@@ -52,36 +57,56 @@ def _reference_adam(w, grads, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0
     return w
 
 
-def _run(name, kw, w0, grads):
-    p = nn.Parameter(torch.tensor(w0))
+def _run(name, kw, w0, grads, device="cpu"):
+    p = nn.Parameter(torch.tensor(w0, device=device))
     opt = getattr(optim, name)([p], **kw)
     for g in grads:
-        p.grad = torch.tensor(g)
+        p.grad = torch.tensor(g, device=device)
         opt.step()
-    return p.detach().numpy()
+    assert p.device.type == device
+    return p.detach().cpu().numpy()
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name,kw", CASES)
-def test_optimizers(name, kw):
+def test_optimizers(name, kw, dtype, device):
+    """Each update rule (written once, in backends/optimizer_rules.py) on each device."""
     rng = np.random.default_rng(0)
-    w0 = rng.standard_normal((5, 3))
-    grads = [rng.standard_normal((5, 3)) for _ in range(4)]
-    got = _run(name, kw, w0, grads)
+    w0 = rng.standard_normal((5, 3)).astype(dtype)
+    grads = [rng.standard_normal((5, 3)).astype(dtype) for _ in range(4)]
+    got = _run(name, kw, w0, grads, device)
+    assert got.dtype == dtype
+    rtol, atol = (1e-10, 1e-12) if dtype == np.float64 else (1e-5, 1e-6)
     if name == "SGD":
-        np.testing.assert_allclose(got, _reference_sgd(w0, grads, **kw), rtol=1e-10)
+        np.testing.assert_allclose(got, _reference_sgd(w0, grads, **kw), rtol=rtol, atol=atol)
     elif name in ("Adam", "AdamW"):
         ref = _reference_adam(w0, grads, kw["lr"], weight_decay=kw.get("weight_decay",
                                                                        0.01 if name == "AdamW"
                                                                        else 0.0),
                               amsgrad=kw.get("amsgrad", False), decoupled=name == "AdamW")
-        np.testing.assert_allclose(got, ref, rtol=1e-10)
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
     pt = pytest.importorskip("torch")
     q = pt.nn.Parameter(pt.tensor(w0))
     o = getattr(pt.optim, name)([q], **kw)
     for g in grads:
         q.grad = pt.tensor(g)
         o.step()
-    np.testing.assert_allclose(got, q.detach().numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got, q.detach().numpy(), rtol=rtol * 10, atol=atol)
+
+
+def test_hyper_parameters_travel_as_one_typed_record():
+    """The optimizers pass the kernels one record per step: named, typed fields."""
+    from minitorch.backends import optimizer_rules
+
+    for record in (optimizer_rules.SGDStep, optimizer_rules.AdamStep,
+                   optimizer_rules.RMSpropStep, optimizer_rules.AdagradStep):
+        assert set(typing.get_type_hints(record).values()) <= {float, bool}
+        assert record in optimizer_rules.KERNELS
+    step = optimizer_rules.AdamStep(step=1.0, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
+                                    weight_decay=0.0, amsgrad=False, maximize=False,
+                                    decoupled=False)
+    assert step.lr == 1e-3 and step.STATE == ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+    assert optim.Adagrad.__module__ == "minitorch.optim.adagrad"
 
 
 def test_parameters_keep_identity_and_non_contiguous_params():

@@ -393,3 +393,42 @@ def test_reductions_of_strided_views_leave_the_input_unchanged():
     np.testing.assert_allclose(v.sum((0, 2)).numpy(), n.sum((0, 2)))
     np.testing.assert_allclose(v.max(-1).values.numpy(), n.max(-1))
     assert (base == before).all()
+
+# ---------------------------------------------------------------------------
+# On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
+# without a GPU; tensors stay tiny there).
+# ---------------------------------------------------------------------------
+from device_checks import check, host, on  # noqa: E402
+
+
+def test_reductions_on_every_device(device):
+    a = np.random.default_rng(2).standard_normal((3, 4, 5)).astype(np.float32)
+    a[1, 2, 3] = a.max() + 1          # a unique maximum
+    x = on(a, device)
+    check(x.sum(), a.sum(), device, rtol=1e-5)
+    check(x.sum((0, 2)), a.sum((0, 2)), device, rtol=1e-5)
+    check(x.permute(2, 0, 1).mean(-1, keepdim=True),
+          a.transpose(2, 0, 1).mean(-1, keepdims=True), device, rtol=1e-5)
+    check(x.max(), a.max(), device)
+    values, idx = x.max(1)
+    check(values, a.max(1), device)
+    check(idx, a.argmax(1), device)
+    check(x.argmin(2), a.argmin(2), device)
+    check(x.argmax(), a.argmax(), device)
+    check(x.prod(0), a.prod(0), device, rtol=1e-5)
+    check(x.var(1), a.var(1, ddof=1), device, rtol=1e-4)
+    check(x.logsumexp(2), np.log(np.exp(a).sum(2)), device, rtol=1e-5)
+    check((x > 0).all(1), (a > 0).all(1), device)
+    check((x > 0).any(), (a > 0).any(), device)
+    check(x.softmax(-1).sum(-1), np.ones((3, 4), np.float32), device, rtol=1e-5)
+    i = on(np.arange(24).reshape(4, 6), device)
+    check(i.sum(0), np.arange(24).reshape(4, 6).sum(0), device)
+    check(i[:, ::2].t().max(1).values, np.arange(24).reshape(4, 6)[:, ::2].T.max(1), device)
+    ties = on(np.array([1.0, 3.0, 3.0, 2.0, 3.0, np.nan, 0.0, np.nan, 3.0]), device)
+    check(ties[:5].argmax(), 1, device)            # the first maximum wins
+    check(ties.argmax(), 5, device)                # the first NaN wins
+    check(ties.max(), np.nan, device)
+    check(x.cumsum(1), a.cumsum(1), device, rtol=1e-5)
+    check(x.transpose(0, 2).cumprod(0), np.cumprod(a.transpose(2, 1, 0), 0), device,
+          rtol=1e-5)
+    check(torch.zeros(0, 3, device=device).sum(0), np.zeros(3, np.float32), device)

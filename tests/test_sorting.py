@@ -316,3 +316,27 @@ def test_matches_pytorch():
     v = torch_.unique(torch_.tensor(a), return_inverse=True, return_counts=True)
     for o, t in zip(u, v):
         np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+# ---------------------------------------------------------------------------
+# On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
+# without a GPU; tensors stay tiny there).
+# ---------------------------------------------------------------------------
+from device_checks import check, host, on  # noqa: E402
+
+
+def test_sorting_on_every_device(device):
+    a = np.random.default_rng(4).integers(0, 6, size=(2, 40)).astype(np.float32)   # ties; rows > one run
+    a[0, 5] = np.nan
+    x = on(a, device)
+    values, indices = x.sort(1)
+    check(indices, np.argsort(a, 1, kind="stable"), device)
+    check(values, np.sort(a, 1), device)
+    values, indices = x.sort(1, descending=True)
+    check(values[1], -np.sort(-a[1]), device)
+    top = x[1].topk(3)
+    check(top.values, -np.sort(-a[1])[:3], device)
+    u, inv, counts = torch.unique(x[1], return_inverse=True, return_counts=True)
+    eu, einv, ecounts = np.unique(a[1], return_inverse=True, return_counts=True)
+    check(u, eu, device)
+    check(inv, einv, device)
+    check(counts, ecounts, device)

@@ -643,3 +643,31 @@ def test_view_as_dtype_of_another_size():
         torch.zeros(4, 2).t().view(torch.float16)
     with pytest.raises(RuntimeError, match="divisible"):
         torch.zeros(3, dtype=torch.float16).view(torch.float32)
+
+# ---------------------------------------------------------------------------
+# On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
+# without a GPU; tensors stay tiny there).
+# ---------------------------------------------------------------------------
+from device_checks import check, host, on  # noqa: E402
+
+
+def test_in_place_ops_and_views_on_every_device(device):
+    x = torch.zeros(3, 4, device=device)
+    x[1] = 5.0
+    x[:, 2] += torch.tensor([1.0, 2.0, 3.0], device=device)
+    x.t()[0].fill_(-1.0)
+    x.view(-1)[11] = 9.0
+    expected = np.zeros((3, 4), np.float32)
+    expected[1] = 5
+    expected[:, 2] += [1, 2, 3]
+    expected[:, 0] = -1
+    expected[2, 3] = 9
+    check(x, expected, device)
+    y = torch.ones(2, 3, device=device).t().contiguous()
+    assert y.is_contiguous() and y.shape == (3, 2)
+    check(torch.stack([y, y * 2]).sum(0), np.full((3, 2), 3.0, np.float32), device)
+    check(torch.cat([y, y.flip(0)], 1), np.ones((3, 4), np.float32), device)
+    z = torch.arange(6.0, device=device).reshape(2, 3)
+    z.resize_(3, 3)                          # grows the storage, keeps the elements
+    z[2] = 7.0
+    check(z, [[0, 1, 2], [3, 4, 5], [7, 7, 7]], device)

@@ -114,6 +114,18 @@ def _needed(roots: list, targets: set) -> set:
     return needed
 
 
+def _priority(node: Any) -> float:
+    """The heap key of a ready node: the newest node runs first, and a leaf's before all.
+
+    Running nodes newest-first (by creation sequence) follows the forward pass
+    backwards.  As in PyTorch, a leaf's ``AccumulateGrad`` runs as soon as it is
+    ready: its gradient is final then, and its hooks (``DistributedDataParallel``
+    starts the all-reduce of a bucket there) should not wait for the rest of
+    the backward pass.
+    """
+    return float("-inf") if node.__class__ is AccumulateGrad else -node._seq
+
+
 def _add(a: Any, b: Any) -> Any:
     if a is None:
         return b
@@ -152,7 +164,7 @@ def _execute(root_edges: list, root_grads: list, retain_graph: bool, create_grap
             deliver(node, nr, g)
     for node in dict.fromkeys(roots):
         if node is not None and deps.get(node, 0) == 0:
-            heapq.heappush(heap, (-node._seq, id(node), node))
+            heapq.heappush(heap, (_priority(node), id(node), node))
 
     prev_mode = grad_mode.STATE.grad_enabled
     grad_mode.STATE.grad_enabled = create_graph
@@ -209,7 +221,7 @@ def _execute(root_edges: list, root_grads: list, retain_graph: bool, create_grap
                     deliver(nxt, nr, g)
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
-                    heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+                    heapq.heappush(heap, (_priority(nxt), id(nxt), nxt))
     finally:
         grad_mode.STATE.grad_enabled = prev_mode
 

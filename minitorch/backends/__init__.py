@@ -27,20 +27,34 @@ conv kernels               im2col, col2im, max pooling
 An :class:`Operand` is ``(data, shape, strides, offset)``: element
 ``(i, j, ...)`` is ``data[offset + i*strides[0] + j*strides[1] + ...]``.
 Broadcasting is expressed with stride 0, so kernels never see it.
+
+**Kernels written once.**  A kernel is a loop around a body.  The loops and
+launches belong to a device (``cpu/``, ``cuda/``; neither imports the
+other); the bodies, the arithmetic of one element or one row, are written
+once in the device-neutral modules of this package and compiled by both
+devices (``cpu/bodies.py``, ``cuda/bodies.py``):
+
+=======================  ===================================================
+``scalar_ops.py``        the scalar maths of every elementwise op (op codes)
+``rng.py``               the counter-based random number generator
+``rows.py``              per-row bodies: sort, top-k, unique, softmax, nll, scan
+``reduce_ops.py``        reduction op codes; how partial results combine
+``index_maps.py``        positions, scatter ownership, mask chunks, im2col maps
+``optimizer_rules.py``   optimizer hyper-parameter records and update rules
+``operand.py``           ``Operand``, what the ops hand the kernels
+``planning.py``          host-side planning shared by both backends
+``shared_bodies.py``     how a body module is compiled for one device
+``kernel_cache.py``      Numba's disk cache, told which files a kernel uses
+=======================  ===================================================
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
+from .operand import Operand
 
-class Operand(NamedTuple):
-    """A buffer and the header that says how to read it."""
-
-    data: Any
-    shape: tuple
-    strides: tuple
-    offset: int
+__all__ = ["Operand", "get_backend"]
 
 
 _cpu_backend = None   # the CPU backend module, imported on first use (it compiles nothing)
@@ -55,13 +69,14 @@ def get_backend(device: Any):
     if device.type == "cpu":
         global _cpu_backend
         if _cpu_backend is None:
+            # Imported on first use: a program that never computes loads no kernels.
             from .cpu import backend
             _cpu_backend = backend
         return _cpu_backend
     try:
         from .cuda import backend as cuda_backend  # imports numba.cuda on first use
     except ImportError as e:
-        from ..cuda import NO_CUDA_MESSAGE
+        from .cuda.runtime import NO_CUDA_MESSAGE  # the message, only when it is needed
         raise RuntimeError(f"{NO_CUDA_MESSAGE} (importing numba.cuda failed: {e})") from None
     cuda_backend.activate(device.index or 0)
     return cuda_backend

@@ -32,8 +32,11 @@ import pytest
 
 from .markers import MODULES, find_tasks
 
-__all__ = ["POINTS_PER_TASK", "TaskScore", "grade", "format_table", "gradescope_results",
+__all__ = ["TASK_TESTS", "POINTS_PER_TASK", "TaskScore", "grade", "format_table", "gradescope_results",
            "run_task_tests"]
+
+#: Where the task tests live (relative to the repository root).
+TASK_TESTS = "tests/course"
 
 #: Every task is worth the same; a task scores this times the fraction of its tests passed.
 POINTS_PER_TASK = 10.0
@@ -137,7 +140,7 @@ def run_task_tests(root: Path, tasks: list | None = None, extra: list | None = N
         cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                f"--course-report={report}", "-q" if quiet else "-v", "-rN"]
         cmd += [f"--task={t}" for t in tasks] if tasks else ["-m", "task"]
-        cmd += extra or []
+        cmd += extra or [TASK_TESTS]
         env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         done = subprocess.run(cmd, cwd=root, env=env, capture_output=quiet, text=True)
         results = json.loads(report.read_text()) if report.exists() else {}

@@ -1,34 +1,60 @@
 """The training loop behind ``minitorch train``.
 
 Reproducible by construction: everything random (initial weights, the order
-of the batches, dropout) draws from minitorch's generator, which is seeded
-once.  A checkpoint stores the model, the optimizer, the generator state and
-where in the epoch training stopped (the epoch's shuffled order and the next
-batch), so ``--resume`` after a Ctrl-C continues to exactly the weights an
-uninterrupted run would reach.
+of the batches) draws from minitorch's generator, which is seeded once, so
+two runs with the same seed print the same numbers.
+
+Resumable exactly, wherever it stops.  The loop keeps a *position*: the
+epoch, the phase (training or evaluating), the next batch, the epoch's
+shuffled order, the generator state and the epoch's running sums.  Every
+change to the weights, the optimizer, the scheduler and the position
+happens inside an :class:`~minitorch.demos.interrupt.InterruptGuard` block,
+so when Ctrl-C arrives the checkpoint written describes one consistent
+moment: a batch has been applied entirely or not at all.  ``--resume`` then
+continues from that moment and ends with the same numbers as a run that was
+never interrupted, whether it stopped in an epoch's first batch (while the
+kernels compile), in the middle, after the last batch, or while evaluating.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from .. import nn, optim
-from ..autograd.grad_mode import no_grad
-from ..ops.sampling import randperm
-from ..random import get_rng_state, manual_seed, set_rng_state
-from ..serialization import load, save
-from ..tensor import Tensor
-from .models import MODELS, ToyMLP
+import numpy as np
 
-__all__ = ["TrainConfig", "train", "Interrupted"]
+from .. import nn, optim
+from ..random import get_rng_state, manual_seed, set_rng_state
+from ..ops.sampling import randperm
+from ..serialization import save
+from ..tensor import Tensor
+from .checkpoint import KIND, VERSION, CheckpointError, read_checkpoint
+from .checks import UserError
+from .data import describe_source, load_task_data
+from .distributed import LocalShard, data_shard
+from .evaluate import accuracy_and_loss, run_model
+from .interrupt import InterruptGuard
+from .models import build_model
+from .plots import plot_history as _plot_history
+from .plots import run_title
+from .progress import COMPILE_SECONDS, SlowStartNotice
+
+__all__ = ["TrainConfig", "train", "Interrupted", "evaluate", "defaults_for", "history_json",
+           "plot_history", "RUN_FIELDS", "saved_config"]
+
+# The settings that define a run: resuming with another value of one of them
+# would silently continue a different experiment (see resume.py).
+RUN_FIELDS = ("task", "model", "batch_size", "lr", "optimizer", "schedule", "seed", "data_dir",
+              "limit")
 
 
 @dataclass
 class TrainConfig:
+    """Everything ``minitorch train`` was asked for."""
+
     task: str = "mnist"
     model: str = "lenet"
     epochs: int = 10
@@ -38,41 +64,43 @@ class TrainConfig:
     seed: int = 0
     device: str = "cpu"
     data_dir: str | None = None
-    limit: int | None = None
+    limit: int | None = None           # training samples
     checkpoint: str | None = None
     resume: bool = False
     schedule: str = "cosine"
     eval_batch_size: int = 500
+    test_limit: int | None = None      # test samples (separate from ``limit``)
     extra: dict = field(default_factory=dict)
 
 
+def defaults_for(task: str, optimizer: str = "adam") -> dict:
+    """The defaults a task trains with when options are left out: model, epochs, lr."""
+    if task == "mnist":
+        return {"model": "lenet", "epochs": 10, "lr": 2e-3 if optimizer == "adam" else 0.05}
+    return {"model": "mlp", "epochs": 100, "lr": 1e-2 if optimizer == "adam" else 0.05}
+
+
+def saved_config(cfg: TrainConfig) -> dict:
+    """The part of the configuration a checkpoint records (not where it is written)."""
+    return {k: v for k, v in asdict(cfg).items()
+            if k not in ("extra", "checkpoint", "resume")}
+
+
 class Interrupted(Exception):
-    """Raised after Ctrl-C once the checkpoint is safely written."""
+    """Raised after Ctrl-C, once the checkpoint (if one was asked for) is safely written."""
 
 
-def _load_task(cfg: TrainConfig) -> tuple:
-    """``(train_x, train_y, test_x, test_y, model)`` for the task."""
-    if cfg.task == "mnist":
-        from ..datasets.mnist import MNIST
-        train_set = MNIST(cfg.data_dir, train=True)
-        test_set = MNIST(cfg.data_dir, train=False)
-        xs, ys, xt, yt = train_set.data, train_set.targets, test_set.data, test_set.targets
-        if cfg.model not in MODELS:
-            raise ValueError(f"unknown model {cfg.model!r}; choose from {sorted(MODELS)}")
-        model = MODELS[cfg.model]()
-    else:
-        from ..datasets.toy import TOY_DATASETS
-        if cfg.task not in TOY_DATASETS:
-            raise ValueError(f"unknown task {cfg.task!r}; choose mnist or one of "
-                             f"{sorted(TOY_DATASETS)}")
-        make = TOY_DATASETS[cfg.task]
-        xs, ys = make(400, seed=cfg.seed)
-        xt, yt = make(400, seed=cfg.seed + 1)
-        model = ToyMLP()
-    if cfg.limit is not None:
-        xs, ys = xs[:cfg.limit], ys[:cfg.limit]
-        xt, yt = xt[:max(cfg.limit // 4, 1)], yt[:max(cfg.limit // 4, 1)]
-    return xs, ys, xt, yt, model
+@dataclass
+class _Position:
+    """Where training stands; changed only inside ``guard.hold()`` blocks."""
+
+    epoch: int = 0                    # the epoch in progress, 0-based
+    phase: str = "train"              # "train": batches left; "evaluate": only evaluation left
+    batch: int = 0                    # the next batch to train
+    perm: Tensor | None = None        # this epoch's order, once drawn
+    rng: Tensor | None = None         # the generator state to restore at this position
+    running: dict = field(default_factory=lambda: {"loss_sum": 0.0, "correct": 0, "seen": 0,
+                                                   "seconds": 0.0})
 
 
 def _make_optimizer(cfg: TrainConfig, params: Any) -> optim.Optimizer:
@@ -81,18 +109,6 @@ def _make_optimizer(cfg: TrainConfig, params: Any) -> optim.Optimizer:
     if cfg.optimizer == "adam":
         return optim.Adam(params, lr=cfg.lr)
     raise ValueError(f"unknown optimizer {cfg.optimizer!r}; choose sgd or adam")
-
-
-def evaluate(model: nn.Module, x: Tensor, y: Tensor, batch_size: int) -> float:
-    """Accuracy of ``model`` on ``(x, y)``, in eval mode and without recording a graph."""
-    model.eval()
-    correct = 0
-    with no_grad():
-        for start in range(0, x.shape[0], batch_size):
-            logits = model(x[start:start + batch_size])
-            correct += int((logits.argmax(1) == y[start:start + batch_size]).sum().item())
-    model.train()
-    return correct / max(x.shape[0], 1)
 
 
 def _make_scheduler(cfg: TrainConfig, opt: optim.Optimizer) -> Any:
@@ -104,96 +120,271 @@ def _make_scheduler(cfg: TrainConfig, opt: optim.Optimizer) -> Any:
     raise ValueError(f"unknown schedule {cfg.schedule!r}; choose cosine or none")
 
 
-def _checkpoint(path: str, model: nn.Module, opt: optim.Optimizer, sched: Any, epoch: int,
-                batch: int, perm: Tensor | None, history: list, cfg: TrainConfig) -> None:
-    save({"model": model.state_dict(), "optimizer": opt.state_dict(),
-          "scheduler": sched.state_dict() if sched is not None else None,
-          "rng": get_rng_state(),
-          "epoch": epoch, "batch": batch, "perm": perm, "history": history,
-          "config": {k: v for k, v in asdict(cfg).items() if k != "extra"}}, path)
+def replan_cosine(sched: Any, epochs: int) -> None:
+    """Stretch a cosine schedule to ``epochs`` in all, from the epoch it has reached.
+
+    Epoch ``k`` of ``N`` uses ``lr * (1 + cos(pi k / N)) / 2``.  Keeping the old
+    ``T_max`` past its end would make the rate climb back up (cosine annealing
+    is periodic); re-planning for the new total continues where an ``N``-epoch
+    run stands at epoch ``k`` and decays to zero at the new last epoch.
+    """
+    sched.T_max = epochs
+    k = sched.last_epoch
+    for group, base in zip(sched.optimizer.param_groups, sched.base_lrs):
+        group["lr"] = sched.eta_min + (base - sched.eta_min) * (1 + math.cos(math.pi * k /
+                                                                              epochs)) / 2
+    sched._last_lr = [group["lr"] for group in sched.optimizer.param_groups]
+
+
+def evaluate(model: nn.Module, x: Tensor, y: Tensor, batch_size: int) -> float:
+    """Accuracy of ``model`` on ``(x, y)``, in eval mode and without recording a graph."""
+    return accuracy_and_loss(run_model(model, x, batch_size), y)[0]
+
+
+def _state(cfg: TrainConfig, model: nn.Module, opt: optim.Optimizer, sched: Any,
+           pos: _Position, history: list) -> dict:
+    return {"kind": KIND, "version": VERSION, "config": saved_config(cfg),
+            "model": model.state_dict(), "optimizer": opt.state_dict(),
+            "scheduler": sched.state_dict() if sched is not None else None,
+            "epoch": pos.epoch, "phase": pos.phase, "batch": pos.batch, "perm": pos.perm,
+            "rng": pos.rng, "running": dict(pos.running), "history": list(history)}
+
+
+def _restore(state: dict, cfg: TrainConfig, model: nn.Module, opt: optim.Optimizer,
+             sched: Any, n: int, n_batches: int) -> tuple[_Position, list]:
+    """Load a checkpoint into the fresh model, optimizer and scheduler; check it fits."""
+    path = cfg.checkpoint or "the checkpoint"
+
+    def bad(why: str) -> CheckpointError:
+        return CheckpointError(f"{path}: {why}")
+    try:
+        model.load_state_dict(state["model"])
+    except (RuntimeError, KeyError, TypeError, ValueError) as e:
+        raise bad(f"its weights do not fit the {cfg.model} model "
+                  f"({str(e).splitlines()[0]})") from None
+    try:
+        opt.load_state_dict(state["optimizer"])
+    except (RuntimeError, KeyError, TypeError, ValueError) as e:
+        raise bad(f"its optimizer state does not fit {cfg.optimizer} ({e})") from None
+    for p, st in opt.state.items():
+        for name, value in st.items():
+            if isinstance(value, Tensor) and value.dim() > 0 and value.shape != p.shape:
+                raise bad(f"its optimizer state {name!r} has shape {tuple(value.shape)} for "
+                          f"a parameter of shape {tuple(p.shape)}")
+    if sched is not None:
+        if not isinstance(state["scheduler"], dict):
+            raise bad("it has no learning-rate scheduler state")
+        sched.load_state_dict(state["scheduler"])
+        if getattr(sched, "T_max", cfg.epochs) != cfg.epochs:
+            replan_cosine(sched, cfg.epochs)
+    pos = _Position(epoch=state["epoch"], phase=state["phase"], batch=state["batch"],
+                    perm=state["perm"], rng=state["rng"], running=dict(state["running"]))
+    history = list(state["history"])
+    if len(history) != pos.epoch or pos.batch > n_batches:
+        raise bad(f"its position (epoch {pos.epoch + 1}, batch {pos.batch}) does not match its "
+                  f"history of {len(history)} epochs and {n_batches} batches per epoch")
+    if pos.perm is not None:
+        order = pos.perm.numpy()
+        if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
+            raise bad(f"its saved order is not a permutation of the {n} training samples")
+    try:
+        set_rng_state(pos.rng)
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise bad(f"its generator state is unusable ({e})") from None
+    return pos, history
+
+
+def _batch_stats(logits: Tensor, yb: Tensor, loss: Tensor) -> tuple[float, int]:
+    return float(loss.item()) * yb.shape[0], int((logits.argmax(1) == yb).sum().item())
 
 
 def train(cfg: TrainConfig, echo: Callable[[str], None] = print,
-          progress: Callable | None = None) -> list:
+          progress: Callable | None = None, state: dict | None = None,
+          pause: Callable[[str, int, int], None] | None = None) -> list:
     """Train as configured; returns the per-epoch history (a list of dicts).
 
     ``progress(iterable, length, label)`` may wrap the batch loop (the CLI
-    passes ``click.progressbar``).  Ctrl-C writes the checkpoint (if one was
-    asked for) and raises :class:`Interrupted`.
+    passes ``click.progressbar``).  ``state`` is a checkpoint already read
+    with :func:`~minitorch.demos.checkpoint.read_checkpoint` to resume from
+    (else ``cfg.resume`` reads ``cfg.checkpoint``).  ``pause(where, epoch,
+    batch)`` is called at the points where a Ctrl-C is tested ("epoch-start",
+    "batch", "forward", "evaluate"; epochs counted from 1).  Ctrl-C writes the
+    checkpoint (if one was asked for) and raises :class:`Interrupted`.
     """
+    if state is None and cfg.resume:
+        if not cfg.checkpoint:
+            raise CheckpointError("--resume needs --checkpoint PATH")
+        state = read_checkpoint(cfg.checkpoint)
     manual_seed(cfg.seed)
-    xs, ys, xt, yt, model = _load_task(cfg)
+    data = load_task_data(cfg.task, cfg.data_dir, cfg.seed, cfg.limit, cfg.test_limit)
+    model = build_model(cfg.task, cfg.model)
+    xs, ys, xt, yt = data.train_x, data.train_y, data.test_x, data.test_y
     if cfg.device != "cpu":
         model.to(cfg.device)
         xs, ys, xt, yt = (t.to(cfg.device) for t in (xs, ys, xt, yt))
     opt = _make_optimizer(cfg, model.parameters())
     sched = _make_scheduler(cfg, opt)
-    loss_fn = nn.CrossEntropyLoss()
-    history: list = []
-    start_epoch, start_batch, perm = 0, 0, None
-    if cfg.resume:
-        if not cfg.checkpoint or not os.path.exists(cfg.checkpoint):
-            raise FileNotFoundError(f"--resume: no checkpoint at {cfg.checkpoint!r}")
-        state = load(cfg.checkpoint, map_location=cfg.device)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        if sched is not None and state.get("scheduler") is not None:
-            sched.load_state_dict(state["scheduler"])
-        set_rng_state(state["rng"])
-        start_epoch, start_batch = state["epoch"], state["batch"]
-        perm, history = state["perm"], list(state["history"])
-        echo(f"resumed from {cfg.checkpoint} at epoch {start_epoch + 1}, batch {start_batch}")
     n = xs.shape[0]
-    n_batches = -(-n // cfg.batch_size)
-    for epoch in range(start_epoch, cfg.epochs):
-        if perm is None or start_batch == 0:
-            perm = randperm(n, device="cpu")
-        # Each batch is taken with one index_select (not sample by sample).  The
-        # order is drawn on the CPU (the same on every device), then moved to the data.
-        batches = [perm[b * cfg.batch_size:(b + 1) * cfg.batch_size].to(xs.device)
-                   for b in range(start_batch, n_batches)]
-        loader = ((xs.index_select(0, idx), ys.index_select(0, idx)) for idx in batches)
-        t0 = time.perf_counter()
-        seen = correct = 0
-        loss_sum = 0.0
-        batch = start_batch
+    shard = data_shard(cfg)       # all the data, or this rank's share (--distributed)
+    n_batches = shard.n_batches(n, cfg.batch_size)
+    echo(_data_line(cfg, n, xt.shape[0]))
+    if state is not None:
+        pos, history = _restore(state, cfg, model, opt, sched, n, n_batches)
+        where = "evaluation" if pos.phase == "evaluate" else f"batch {pos.batch}/{n_batches}"
+        echo(f"resumed from {cfg.checkpoint} at epoch {pos.epoch + 1}, {where}")
+    else:
+        pos, history = _Position(rng=get_rng_state()), []
+    loop = _Loop(cfg, model, opt, sched, xs, ys, xt, yt, echo, progress, pause or _no_pause)
+    loop.shard, loop.n_batches, loop.net = shard, n_batches, shard.wrap(model)
+    with InterruptGuard() as guard:
+        loop.guard = guard
         try:
-            iterator = progress(loader, len(batches), f"epoch {epoch + 1}/{cfg.epochs}") \
-                if progress else _nullcontext(loader)
-            with iterator as bar:
-                for xb, yb in bar:
-                    logits = model(xb)
-                    loss = loss_fn(logits, yb)
-                    opt.zero_grad()
-                    loss.backward()
-                    opt.step()
-                    batch += 1
-                    seen += yb.shape[0]
-                    loss_sum += float(loss.item()) * yb.shape[0]
-                    correct += int((logits.argmax(1) == yb).sum().item())
+            loop.run(pos, history)
         except KeyboardInterrupt:
-            if cfg.checkpoint:
-                _checkpoint(cfg.checkpoint, model, opt, sched, epoch, batch, perm, history, cfg)
-                echo(f"\ninterrupted: checkpoint saved to {cfg.checkpoint} (epoch {epoch + 1}, "
-                     f"batch {batch}); continue with --resume")
-            else:
-                echo("\ninterrupted (no --checkpoint given, nothing saved)")
+            loop.save_on_interrupt(pos, history)
             raise Interrupted() from None
-        seconds = time.perf_counter() - t0
-        start_batch = 0
-        if sched is not None:
-            sched.step()
-        test_acc = evaluate(model, xt, yt, cfg.eval_batch_size)
-        record = {"epoch": epoch + 1, "loss": loss_sum / max(seen, 1),
-                  "train_acc": correct / max(seen, 1), "test_acc": test_acc,
-                  "seconds": seconds, "images_per_second": seen / seconds if seconds else 0.0}
-        history.append(record)
-        echo(f"epoch {epoch + 1:>3}/{cfg.epochs}  loss {record['loss']:.4f}  "
-             f"train acc {100 * record['train_acc']:.2f}%  test acc {100 * test_acc:.2f}%  "
-             f"{seconds:.1f}s  {record['images_per_second']:.0f} img/s")
-        if cfg.checkpoint:
-            _checkpoint(cfg.checkpoint, model, opt, sched, epoch + 1, 0, None, history, cfg)
     return history
+
+
+def _data_line(cfg: TrainConfig, n_train: int, n_test: int) -> str:
+    """What the run trains and tests on, limits included, in one line."""
+    train_part = f"{n_train} training samples" + (f" (--limit {cfg.limit})" if cfg.limit else "")
+    test_part = f"{n_test} test samples" + (f" (--test-limit {cfg.test_limit})"
+                                           if cfg.test_limit else "")
+    epochs = f"{cfg.epochs} epoch{'s' if cfg.epochs != 1 else ''}"
+    return (f"{run_title(dict(asdict(cfg), limit=None))}, {epochs}; {train_part} "
+            f"and {test_part} from {describe_source(cfg.task, cfg.data_dir)}")
+
+
+def _no_pause(where: str, epoch: int, batch: int) -> None:
+    return None
+
+
+class _Loop:
+    """The epochs, batches and evaluations of one run (state lives in ``pos``/``history``)."""
+
+    def __init__(self, cfg: TrainConfig, model: nn.Module, opt: optim.Optimizer, sched: Any,
+                 xs: Tensor, ys: Tensor, xt: Tensor, yt: Tensor, echo: Callable,
+                 progress: Callable | None, pause: Callable) -> None:
+        self.cfg, self.model, self.opt, self.sched = cfg, model, opt, sched
+        self.xs, self.ys, self.xt, self.yt = xs, ys, xt, yt
+        self.echo, self.progress, self.pause = echo, progress, pause
+        self.loss_fn = nn.CrossEntropyLoss()
+        self.n_batches = -(-xs.shape[0] // cfg.batch_size)
+        self.guard: InterruptGuard = InterruptGuard()
+        # --distributed: the rank's share of each epoch, and the model in DistributedDataParallel.
+        self.shard: LocalShard = LocalShard()
+        self.net: nn.Module = model
+
+    def run(self, pos: _Position, history: list) -> None:
+        while pos.epoch < self.cfg.epochs:
+            if pos.phase == "train":
+                self.train_epoch(pos)
+            self.evaluate_epoch(pos, history)
+
+    def train_epoch(self, pos: _Position) -> None:
+        cfg, guard = self.cfg, self.guard
+        epoch = pos.epoch + 1
+        if pos.perm is None:
+            self.pause("epoch-start", epoch, 0)
+            with guard.hold():
+                # The order is drawn on the CPU (the same on every device), then moved.
+                pos.perm = randperm(self.xs.shape[0], device="cpu")
+                pos.rng = get_rng_state()
+        batches = range(pos.batch, self.n_batches)
+        bar = self.progress(batches, len(batches), f"epoch {epoch}/{cfg.epochs}") \
+            if self.progress else _nullcontext(batches)
+        last = time.perf_counter()
+        with bar as items:
+            for b in items:
+                self.pause("batch", epoch, b)
+                idx = self.shard.batch(pos.perm, b, cfg.batch_size).to(self.xs.device)
+                xb, yb = self.xs.index_select(0, idx), self.ys.index_select(0, idx)
+                with _first_batch_notice(self.echo, cfg.model):
+                    logits = self.net(xb)
+                    loss = self.loss_fn(logits, yb)
+                    self.pause("forward", epoch, b)
+                    self.opt.zero_grad()
+                    loss.backward()
+                    loss_sum, correct, seen = self.shard.stats(*_batch_stats(logits, yb, loss),
+                                                               yb.shape[0])
+                    with guard.hold():
+                        self.opt.step()
+                        now = time.perf_counter()
+                        r = pos.running
+                        r["loss_sum"] += loss_sum
+                        r["correct"] += correct
+                        r["seen"] += seen
+                        r["seconds"] += now - last
+                        last = now
+                        pos.batch = b + 1
+                        pos.rng = get_rng_state()
+        self.pause("batch", epoch, self.n_batches)
+        with guard.hold():
+            if self.sched is not None:
+                self.sched.step()
+            pos.phase = "evaluate"
+
+    def evaluate_epoch(self, pos: _Position, history: list) -> None:
+        cfg, epoch = self.cfg, pos.epoch + 1
+        with SlowStartNotice.first("evaluate", self.echo, "compiling the evaluation kernels "
+                                                          "(first run only)..."):
+            logits = run_model(self.model, self.xt, cfg.eval_batch_size,
+                               on_batch=lambda i: self.pause("evaluate", epoch, i) if i == 1
+                               else None)
+        test_acc, test_loss = accuracy_and_loss(logits, self.yt)
+        r = pos.running
+        seen = max(r["seen"], 1)
+        record = {"epoch": epoch, "loss": r["loss_sum"] / seen, "train_acc": r["correct"] / seen,
+                  "test_acc": test_acc, "test_loss": test_loss, "seconds": r["seconds"],
+                  "images_per_second": r["seen"] / r["seconds"] if r["seconds"] else 0.0}
+        with self.guard.hold():
+            history.append(record)
+            pos.epoch, pos.phase, pos.batch, pos.perm = epoch, "train", 0, None
+            pos.running = _Position().running
+            if cfg.checkpoint:
+                _save(_state(cfg, self.model, self.opt, self.sched, pos, history),
+                      cfg.checkpoint)
+        self.echo(f"epoch {epoch:>3}/{cfg.epochs}  loss {record['loss']:.4f}  "
+                  f"train acc {100 * record['train_acc']:.2f}%  test acc {100 * test_acc:.2f}%  "
+                  f"{record['seconds']:.1f}s  {record['images_per_second']:.0f} img/s")
+        if cfg.checkpoint:
+            self.echo(f"saved to {cfg.checkpoint}")
+
+    def save_on_interrupt(self, pos: _Position, history: list) -> None:
+        cfg = self.cfg
+        if not cfg.checkpoint:
+            self.echo("\ninterrupted (no --checkpoint given, nothing saved)")
+            return
+        try:
+            # A second Ctrl-C must not cut the save short (save is atomic anyway).
+            with self.guard.hold():
+                _save(_state(cfg, self.model, self.opt, self.sched, pos, history),
+                      cfg.checkpoint)
+        except KeyboardInterrupt:
+            pass
+        except UserError as e:
+            self.echo(f"\ninterrupted, and the checkpoint could not be saved: {e}")
+            return
+        where = "evaluation" if pos.phase == "evaluate" else f"batch {pos.batch}"
+        self.echo(f"\ninterrupted: saved to {cfg.checkpoint} (epoch {pos.epoch + 1}, {where}); "
+                  "continue with --resume")
+
+
+def _save(state: dict, path: str) -> None:
+    """``save`` (atomic: the previous checkpoint survives a failure), with a one-line error."""
+    try:
+        save(state, path)
+    except OSError as e:
+        raise UserError(f"--checkpoint {path}: cannot write it ({e.strerror or e}); the "
+                        "previous checkpoint there is unchanged") from None
+
+
+def _first_batch_notice(echo: Callable[[str], None], model: str) -> Any:
+    seconds = COMPILE_SECONDS.get(model, 10)
+    return SlowStartNotice.first("train", echo, f"compiling kernels (first run only, "
+                                 f"~{seconds} s; later runs load them from Numba's disk "
+                                 "cache)...")
 
 
 class _nullcontext:
@@ -207,32 +398,11 @@ class _nullcontext:
         return None
 
 
-def plot_history(history: list, path: str) -> None:
-    """Write a PNG with the loss and accuracy curves (needs matplotlib)."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise RuntimeError("--plot needs matplotlib: pip install 'minitorch[plot]' (or "
-                           "pip install matplotlib)") from None
-    epochs = [h["epoch"] for h in history]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    ax1.plot(epochs, [h["loss"] for h in history], marker="o")
-    ax1.set_xlabel("epoch")
-    ax1.set_ylabel("training loss")
-    ax1.set_title("Loss")
-    ax2.plot(epochs, [100 * h["train_acc"] for h in history], marker="o", label="train")
-    ax2.plot(epochs, [100 * h["test_acc"] for h in history], marker="o", label="test")
-    ax2.set_xlabel("epoch")
-    ax2.set_ylabel("accuracy (%)")
-    ax2.set_title("Accuracy")
-    ax2.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+def plot_history(history: list, path: str, title: str | None = None) -> None:
+    """Write the loss and accuracy curves (needs matplotlib); see :mod:`.plots`."""
+    _plot_history(history, path, title)
 
 
 def history_json(history: list, cfg: TrainConfig) -> str:
-    return json.dumps({"config": {k: v for k, v in asdict(cfg).items() if k != "extra"},
-                       "history": history}, indent=2)
+    """The configuration and the per-epoch metrics as a JSON document."""
+    return json.dumps({"config": saved_config(cfg), "history": history}, indent=2)

@@ -14,4 +14,4 @@ from .modules import (
 )
 from .parameter import Parameter, UninitializedParameter
 from . import parallel  # noqa: E402  (data parallelism over devices)
-from .parallel import DataParallel  # noqa: E402
+from .parallel import DataParallel, DistributedDataParallel  # noqa: E402

@@ -40,11 +40,15 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Sequence
 
+from ..autograd.grad_mode import no_grad
+from ..cuda import device_count as cuda_device_count, is_available as cuda_is_available
 from ..device import as_device, device
+from ..ops.views import cat
 from ..tensor import Tensor
 from .modules.module import Module
 
-__all__ = ["DataParallel", "scatter", "replicate", "parallel_apply", "gather"]
+__all__ = ["DataParallel", "DistributedDataParallel", "scatter", "replicate", "parallel_apply",
+           "gather"]
 
 
 def _as_device(d: Any) -> device:
@@ -104,7 +108,6 @@ def _replica(module: Module, dev: device, memo: dict) -> Module:
     # the parameter itself, so that replica shares it (as PyTorch's does).
     replica.__dict__["_parameters"] = OrderedDict(
         (name, None if p is None else p.to(dev)) for name, p in module._parameters.items())
-    from ..autograd.grad_mode import no_grad
     with no_grad():
         replica.__dict__["_buffers"] = OrderedDict(
             (name, None if b is None else b.to(dev)) for name, b in module._buffers.items())
@@ -138,7 +141,6 @@ def parallel_apply(modules: Sequence[Module], inputs: Sequence[Any],
 
 def gather(outputs: Sequence[Any], target_device: Any, dim: int = 0) -> Any:
     """Concatenate the replicas' outputs along ``dim`` on ``target_device`` (differentiable)."""
-    from ..ops.views import cat
     target = _as_device(target_device)
     first = outputs[0]
     if isinstance(first, Tensor):
@@ -174,12 +176,11 @@ class DataParallel(Module):
         self.module = module
         self.dim = dim
         if device_ids is None:
-            from .. import cuda
-            if not cuda.is_available():
+            if not cuda_is_available():
                 self.device_ids = []
                 self.output_device = None
                 return
-            device_ids = list(range(cuda.device_count()))
+            device_ids = list(range(cuda_device_count()))
         if not device_ids:
             self.device_ids = []
             self.output_device = None
@@ -220,3 +221,7 @@ class DataParallel(Module):
 
     def gather(self, outputs: Sequence[Any], output_device: Any) -> Any:
         return gather(outputs, output_device, self.dim)
+
+
+# Several processes (over MPI) rather than several devices: nn/ddp.py.
+from .ddp import DistributedDataParallel  # noqa: E402

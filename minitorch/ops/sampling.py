@@ -237,7 +237,7 @@ def normal_(self: TensorBase, mean: float = 0.0, std: float = 1.0, *,
 
 def random_(self: TensorBase, from_: int = 0, to: Any = None, *,
             generator: Generator | None = None) -> TensorBase:
-    """Fill with integers drawn uniformly from [from_, to) (``random_(n)``: [0, n))."""
+    """Fill with integers drawn uniformly from ``[from_, to)`` (``random_(n)``: ``[0, n)``)."""
     if to is None:
         from_, to = 0, from_ if from_ else 2 ** 24
     _check_fill(self)

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..autograd.grad_mode import no_grad
+from ..backends.optimizer_rules import AdamStep
 from ..dtype import float32
 from ..ops.creation import tensor, zeros_like
 from ..ops.fused import fused_update
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_non_negative
 
 __all__ = ["Adam", "AdamW"]
 
@@ -29,16 +30,12 @@ class Adam(Optimizer):
                  foreach: Any = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: Any = None,
                  decoupled_weight_decay: bool | None = None) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_non_negative(lr=lr, eps=eps)
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_non_negative(weight_decay=weight_decay)
         if decoupled_weight_decay is None:
             decoupled_weight_decay = self._decoupled_default
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
@@ -50,27 +47,22 @@ class Adam(Optimizer):
     @no_grad()
     def step(self, closure: Callable | None = None) -> Any:
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
+        for group, p, state in self._with_grad():
+            if not state:
+                state["step"] = tensor(0.0, dtype=float32)
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = zeros_like(p)
+            state["step"].add_(1)
             beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0, dtype=float32)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                    if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = zeros_like(p)
-                state["step"].add_(1)
-                step = float(state["step"].item())
-                fused_update("adam", p, p.grad,
-                             [state["exp_avg"], state["exp_avg_sq"],
-                              state.get("max_exp_avg_sq")],
-                             step, float(group["lr"]), float(beta1), float(beta2),
-                             float(group["eps"]), float(group["weight_decay"]),
-                             bool(group["amsgrad"]), bool(group["maximize"]),
-                             bool(group["decoupled_weight_decay"]))
+            hyper = AdamStep(step=float(state["step"].item()), lr=float(group["lr"]),
+                             beta1=float(beta1), beta2=float(beta2), eps=float(group["eps"]),
+                             weight_decay=float(group["weight_decay"]),
+                             amsgrad=bool(group["amsgrad"]), maximize=bool(group["maximize"]),
+                             decoupled=bool(group["decoupled_weight_decay"]))
+            fused_update(hyper, p, p.grad, [state["exp_avg"], state["exp_avg_sq"],
+                                            state.get("max_exp_avg_sq")])
         return loss
 
 

@@ -12,12 +12,28 @@ from __future__ import annotations
 
 from collections import defaultdict
 from copy import deepcopy
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "check_non_negative"]
+
+# How PyTorch names a hyper-parameter in "Invalid ...: value" (others: "<name> value").
+_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def check_non_negative(**values: Any) -> None:
+    """Raise PyTorch's ``ValueError`` for the first negative hyper-parameter given.
+
+    >>> check_non_negative(lr=0.1, momentum=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid momentum value: -1
+    """
+    for name, value in values.items():
+        if value is not required and value < 0.0:
+            raise ValueError(f"Invalid {_LABELS.get(name, name + ' value')}: {value}")
 
 
 class _Required:
@@ -93,10 +109,16 @@ class Optimizer:
     def step(self, closure: Callable | None = None) -> Any:
         raise NotImplementedError  # abstract: each optimizer defines its update
 
+    def _with_grad(self) -> Iterator[tuple]:
+        """``(group, parameter, state)`` for each parameter that has a gradient, in order."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    yield group, p, self.state[p]
+
     def _closure_loss(self, closure: Callable | None) -> Any:
         if closure is None:
             return None
-        from ..autograd.grad_mode import enable_grad
         with enable_grad():
             return closure()
 

@@ -1,16 +1,17 @@
-"""RMSprop and Adagrad: step sizes scaled by a running measure of gradient size."""
+"""RMSprop: step sizes scaled by a running root-mean-square of recent gradients."""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
 from ..autograd.grad_mode import no_grad
+from ..backends.optimizer_rules import RMSpropStep
 from ..dtype import float32
-from ..ops.creation import full_like, tensor, zeros_like
+from ..ops.creation import tensor, zeros_like
 from ..ops.fused import fused_update
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_non_negative
 
-__all__ = ["RMSprop", "Adagrad"]
+__all__ = ["RMSprop"]
 
 
 class RMSprop(Optimizer):
@@ -20,16 +21,8 @@ class RMSprop(Optimizer):
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
                  centered: bool = False, capturable: bool = False, foreach: Any = None,
                  maximize: bool = False, differentiable: bool = False) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if alpha < 0.0:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                           alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                         maximize=maximize, differentiable=differentiable)
@@ -38,67 +31,19 @@ class RMSprop(Optimizer):
     @no_grad()
     def step(self, closure: Callable | None = None) -> Any:
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0, dtype=float32)
-                    state["square_avg"] = zeros_like(p)
-                    if group["momentum"] > 0:
-                        state["momentum_buffer"] = zeros_like(p)
-                    if group["centered"]:
-                        state["grad_avg"] = zeros_like(p)
-                state["step"].add_(1)
-                fused_update("rmsprop", p, p.grad,
-                             [state["square_avg"], state.get("grad_avg"),
-                              state.get("momentum_buffer")],
-                             float(group["lr"]), float(group["alpha"]), float(group["eps"]),
-                             float(group["weight_decay"]), float(group["momentum"]),
-                             bool(group["centered"]), bool(group["maximize"]))
-        return loss
-
-
-class Adagrad(Optimizer):
-    """Divide by the root of the *sum* of all past squared gradients."""
-
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
-                 weight_decay: float = 0, initial_accumulator_value: float = 0,
-                 eps: float = 1e-10, foreach: Any = None, *, maximize: bool = False,
-                 differentiable: bool = False, fused: Any = None) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if lr_decay < 0.0:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if initial_accumulator_value < 0.0:
-            raise ValueError(f"Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
-                        maximize=maximize, differentiable=differentiable, fused=fused)
-        super().__init__(params, defaults)
-        for group in self.param_groups:
-            for p in group["params"]:
-                state = self.state[p]
+        for group, p, state in self._with_grad():
+            if not state:
                 state["step"] = tensor(0.0, dtype=float32)
-                state["sum"] = full_like(p, group["initial_accumulator_value"])
-
-    @no_grad()
-    def step(self, closure: Callable | None = None) -> Any:
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                state["step"].add_(1)
-                fused_update("adagrad", p, p.grad, [state["sum"]],
-                             float(state["step"].item()), float(group["lr"]),
-                             float(group["lr_decay"]), float(group["weight_decay"]),
-                             float(group["eps"]), bool(group["maximize"]))
+                state["square_avg"] = zeros_like(p)
+                if group["momentum"] > 0:
+                    state["momentum_buffer"] = zeros_like(p)
+                if group["centered"]:
+                    state["grad_avg"] = zeros_like(p)
+            state["step"].add_(1)
+            hyper = RMSpropStep(lr=float(group["lr"]), alpha=float(group["alpha"]),
+                                eps=float(group["eps"]), weight_decay=float(group["weight_decay"]),
+                                momentum=float(group["momentum"]),
+                                centered=bool(group["centered"]), maximize=bool(group["maximize"]))
+            fused_update(hyper, p, p.grad, [state["square_avg"], state.get("grad_avg"),
+                                            state.get("momentum_buffer")])
         return loss

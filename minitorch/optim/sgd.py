@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..autograd.grad_mode import no_grad
+from ..backends.optimizer_rules import SGDStep
 from ..ops.creation import zeros_like
 from ..ops.fused import fused_update
-from .optimizer import Optimizer, required
+from .optimizer import Optimizer, check_non_negative
 
 __all__ = ["SGD"]
 
@@ -26,12 +27,7 @@ class SGD(Optimizer):
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
                  maximize: bool = False, foreach: Any = None, differentiable: bool = False,
                  fused: Any = None) -> None:
-        if lr is not required and lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_non_negative(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
@@ -42,20 +38,18 @@ class SGD(Optimizer):
     @no_grad()
     def step(self, closure: Callable | None = None) -> Any:
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                buf = None
-                first = False
-                if group["momentum"] != 0:
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = zeros_like(p)
-                        first = True
-                fused_update("sgd", p, p.grad, [buf], float(group["lr"]),
-                             float(group["momentum"]), float(group["dampening"]),
-                             float(group["weight_decay"]), bool(group["nesterov"]),
-                             bool(group["maximize"]), first)
+        for group, p, state in self._with_grad():
+            buf = None
+            first = False
+            if group["momentum"] != 0:
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = zeros_like(p)
+                    first = True
+            hyper = SGDStep(lr=float(group["lr"]), momentum=float(group["momentum"]),
+                            dampening=float(group["dampening"]),
+                            weight_decay=float(group["weight_decay"]),
+                            nesterov=bool(group["nesterov"]), maximize=bool(group["maximize"]),
+                            first_step=first)
+            fused_update(hyper, p, p.grad, [buf])
         return loss

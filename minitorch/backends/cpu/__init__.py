@@ -11,3 +11,10 @@ otherwise; this must happen before the first parallel loop starts OpenMP.
 import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# Numba's disk cache must know which files each kernel's code comes from (the
+# shared bodies it compiles in, see kernel_cache.py) before the first kernel
+# module below is imported.
+from .. import kernel_cache  # noqa: E402
+
+kernel_cache.install()

@@ -18,15 +18,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ...layout import coalesce, contiguous_strides, loop_plan, numel
-from .. import Operand
-from . import elementwise as ew
-from . import memory
-from . import matmul as mm
-from . import random as rk
-from . import reduce as rd
-from . import softmax as sm
-from . import vmath as vm
+from ...layout import coalesce, contiguous_strides, is_contiguous, numel
+from .. import index_maps, optimizer_rules, reduce_ops, rows
+from ..operand import Operand
+from ..planning import (as_bits, flat_contiguous, index_strides, plan, plan_reduce,
+                        rows_plan, select_as_gather, select_rows, through_float32,
+                        value_buckets, without)
+from . import conv, elementwise, index, memory, optim, random, sort, vmath
+# (These three share their names with functions below.)
+from . import matmul as matmul_kernels
+from . import reduce as reduce_kernels
+from . import softmax as softmax_kernels
 
 _F16 = np.dtype(np.float16)
 _I64 = np.int64
@@ -62,14 +64,6 @@ def numpy_view(op: Operand) -> np.ndarray:
         op.data[op.offset:], shape=op.shape, strides=tuple(s * item for s in op.strides))
 
 
-def _plan(shape, *strides):
-    """Loop shape and strides (layout.loop_plan); a single element becomes shape (1,), stride 1."""
-    cshape, cstrides = loop_plan(shape, *strides)
-    if not cshape:
-        return (1,), tuple((1,) for _ in strides)
-    return cshape, cstrides
-
-
 def _flat(op: Operand, stride: int, n: int) -> np.ndarray:
     """The 1-D slice a contiguous kernel reads: n elements, or 1 if broadcast."""
     data = op.data
@@ -85,9 +79,9 @@ def _arr(t) -> np.ndarray:
 
 def _parallel(work: int) -> bool:
     """Run the ``_parallel`` driver for ``work`` elements?  Only for more than
-    one chunk (``ew.CHUNK``), and only with more than one thread.  The size is
+    one chunk (``elementwise.CHUNK``), and only with more than one thread.  The size is
     tested first: asking Numba for its thread count costs about a microsecond."""
-    return work > ew.CHUNK and numba.get_num_threads() > 1
+    return work > elementwise.CHUNK and numba.get_num_threads() > 1
 
 
 # ---------------------------------------------------------------------------
@@ -104,9 +98,10 @@ def copy(src: Operand, dst: Operand) -> None:
         with np.errstate(over="ignore", invalid="ignore"):
             np.copyto(numpy_view(dst), numpy_view(src), casting="unsafe")
         return
-    shape, (ss, ds) = _plan(dst.shape, src.strides, dst.strides)
+    shape, (ss, ds) = plan(dst.shape, src.strides, dst.strides)
     if len(shape) == 1 and ds[0] == 1 and ss[0] in (0, 1):
-        kernel = ew.copy_contiguous_parallel if _parallel(n) else ew.copy_contiguous
+        kernel = (elementwise.copy_contiguous_parallel if _parallel(n)
+                  else elementwise.copy_contiguous)
         kernel(_flat(src, ss[0], n), _flat(dst, 1, n))
     else:
         _copy_strided(src.data, src.offset, ss, dst.data, dst.offset, ds, shape)
@@ -116,10 +111,10 @@ def _copy_strided(data, offset, strides, dst, dst_offset, dst_strides, shape) ->
     """The strided copy kernel, serial or parallel (see :func:`_parallel`)."""
     n = numel(shape)
     if _parallel(n):
-        ew.copy_strided_parallel(data, offset, _arr(strides), dst, dst_offset,
+        elementwise.copy_strided_parallel(data, offset, _arr(strides), dst, dst_offset,
                                  _arr(dst_strides), _arr(shape))
     else:
-        ew.copy_strided(data, offset, _arr(strides), dst, dst_offset, _arr(dst_strides),
+        elementwise.copy_strided(data, offset, _arr(strides), dst, dst_offset, _arr(dst_strides),
                         _arr(shape), 0, n)
 
 
@@ -162,14 +157,14 @@ def _run_contiguous(kernel, out: Operand, shape, so, inputs, extra=()) -> None:
 
 
 _UNARY = {
-    "fast": (ew.unary_fast_contiguous, ew.unary_fast_strided),
-    "math": (ew.unary_contiguous, None),
-    "int": (ew.unary_int_contiguous, None),
+    "fast": (elementwise.unary_fast_contiguous, elementwise.unary_fast_strided),
+    "math": (elementwise.unary_contiguous, None),
+    "int": (elementwise.unary_int_contiguous, None),
 }
 _UNARY_PARALLEL = {     # their parallel drivers (see _parallel)
-    "fast": (ew.unary_fast_contiguous_parallel, ew.unary_fast_strided_parallel),
-    "math": (ew.unary_contiguous_parallel, None),
-    "int": (ew.unary_int_contiguous_parallel, None),
+    "fast": (elementwise.unary_fast_contiguous_parallel, elementwise.unary_fast_strided_parallel),
+    "math": (elementwise.unary_contiguous_parallel, None),
+    "int": (elementwise.unary_int_contiguous_parallel, None),
 }
 
 
@@ -183,22 +178,22 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
     contiguous_kernel, strided_kernel = (_UNARY_PARALLEL if par else _UNARY)[family]
     extra = () if family == "int" else (float(p0), float(p1))
     if a.strides == out.strides == contiguous_strides(out.shape) and (
-            family != "math" or op not in vm.OPS):
+            family != "math" or op not in vmath.OPS):
         contiguous_kernel(op, _flat(a, 1, n), _flat(out, 1, n), *extra)   # no planning needed
         return
-    shape, (sa, so) = _plan(out.shape, a.strides, out.strides)
+    shape, (sa, so) = plan(out.shape, a.strides, out.strides)
     if strided_kernel is not None and not (len(shape) == 1 and sa[0] == 1 and so[0] == 1):
         args = (op, a.data, a.offset, _arr(sa), out.data, out.offset, _arr(so), _arr(shape),
                 *extra)
         strided_kernel(*args) if par else strided_kernel(*args, 0, n)   # serial: all elements
         return
-    if (family == "math" and op in vm.OPS and out.data.dtype in vm.DTYPES
+    if (family == "math" and op in vmath.OPS and out.data.dtype in vmath.DTYPES
             and a.data.dtype == out.data.dtype):
-        contiguous_kernel = vm.unary_contiguous   # exp/sigmoid/tanh, vectorised (vmath.py)
+        contiguous_kernel = vmath.unary_contiguous   # exp/sigmoid/tanh, vectorised (vmath.py)
     flat_a, step = _contiguous_input(a, shape, sa)
     if step == 0:   # one value repeated: compute it once, then broadcast it
         one = np.empty(1, out.data.dtype)
-        if contiguous_kernel is not vm.unary_contiguous:
+        if contiguous_kernel is not vmath.unary_contiguous:
             contiguous_kernel = _UNARY[family][0]       # one element: the serial kernel
         contiguous_kernel(op, flat_a, one, *extra)
         copy(Operand(one, out.shape, (0,) * len(out.shape), 0), out)
@@ -208,16 +203,16 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
 
 
 _BINARY = {
-    "arith": (ew.arith_contiguous, ew.arith_strided),
-    "math": (ew.binary_contiguous, None),
-    "int": (ew.binary_int_contiguous, None),
-    "compare": (ew.compare_contiguous, ew.compare_strided),
+    "arith": (elementwise.arith_contiguous, elementwise.arith_strided),
+    "math": (elementwise.binary_contiguous, None),
+    "int": (elementwise.binary_int_contiguous, None),
+    "compare": (elementwise.compare_contiguous, elementwise.compare_strided),
 }
 _BINARY_PARALLEL = {    # their parallel drivers (see _parallel)
-    "arith": (ew.arith_contiguous_parallel, ew.arith_strided_parallel),
-    "math": (ew.binary_contiguous_parallel, None),
-    "int": (ew.binary_int_contiguous_parallel, None),
-    "compare": (ew.compare_contiguous_parallel, ew.compare_strided_parallel),
+    "arith": (elementwise.arith_contiguous_parallel, elementwise.arith_strided_parallel),
+    "math": (elementwise.binary_contiguous_parallel, None),
+    "int": (elementwise.binary_int_contiguous_parallel, None),
+    "compare": (elementwise.compare_contiguous_parallel, elementwise.compare_strided_parallel),
 }
 
 
@@ -236,7 +231,7 @@ def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith")
         if (ra or not any(a.strides)) and (rb or not any(b.strides)) and (ra or rb or n == 1):
             contiguous_kernel(op, _flat(a, int(ra), n), _flat(b, int(rb), n), _flat(out, 1, n))
             return
-    shape, (sa, sb, so) = _plan(out.shape, a.strides, b.strides, out.strides)
+    shape, (sa, sb, so) = plan(out.shape, a.strides, b.strides, out.strides)
     one_run = (len(shape) == 1 and so[0] == 1 and sa[0] in (0, 1) and sb[0] in (0, 1)
                and (sa[0] or sb[0] or n == 1))
     if one_run:
@@ -275,18 +270,16 @@ def where(cond: Operand, a: Operand, b: Operand, out: Operand) -> None:
     n = numel(out.shape)
     if n == 0:
         return
-    shape, (sc, sa, sb, so) = _plan(out.shape, cond.strides, a.strides, b.strides, out.strides)
+    shape, (sc, sa, sb, so) = plan(out.shape, cond.strides, a.strides, b.strides, out.strides)
     flat = [_contiguous_input(x, shape, st)[0] for x, st in ((cond, sc), (a, sa), (b, sb))]
-    kernel = ew.where_contiguous_parallel if _parallel(n) else ew.where_contiguous
+    kernel = elementwise.where_contiguous_parallel if _parallel(n) else elementwise.where_contiguous
     _run_contiguous(kernel, out, shape, so, tuple(flat))
 
 
 # ---------------------------------------------------------------------------
 # reductions
 # ---------------------------------------------------------------------------
-REDUCE_OPS = {"sum": rd.SUM, "prod": rd.PROD, "max": rd.MAX, "min": rd.MIN,
-              "argmax": rd.ARGMAX, "argmin": rd.ARGMIN, "all": rd.ALL, "any": rd.ANY,
-              "nansum": rd.NANSUM}
+REDUCE_OPS = reduce_ops.CODES     # op name -> op code
 
 
 def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarray | None = None
@@ -303,40 +296,24 @@ def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarra
     code = REDUCE_OPS[op]
     if out_idx is not None:
         # Values and indices (x.max(dim)): the fold that tracks the index.
-        code = {rd.MAX: rd.ARGMAX, rd.MIN: rd.ARGMIN}.get(code, code)
-    indexed = code in (rd.ARGMAX, rd.ARGMIN)
-    keep = [d for d in range(len(a.shape)) if d not in dims]
-    red = list(dims)
-    if not indexed:
-        # A value reduction may visit its elements in any order, so visit them
-        # in memory order (largest stride outermost, a broadcast dim outside
-        # everything): then x.T.sum() is one contiguous run, not a column walk.
-        red.sort(key=lambda d: -a.strides[d] if a.strides[d] else -np.inf)
-    keep_shape, (keep_st,) = coalesce([a.shape[d] for d in keep], [a.strides[d] for d in keep])
-    red_shape, (red_st,) = coalesce([a.shape[d] for d in red], [a.strides[d] for d in red])
-    n_out = numel(keep_shape)
-    n_red = numel(red_shape)
+        code = {reduce_ops.MAX: reduce_ops.ARGMAX, reduce_ops.MIN: reduce_ops.ARGMIN}.get(code,
+                                                                                        code)
+    # Visit the reduced elements in memory order where the op allows it.
+    planned = plan_reduce(code, a, dims, memory_order=True)
+    keep_shape, keep_st = planned.keep_shape, planned.keep_strides
+    red_shape, red_st = planned.red_shape, planned.red_strides
+    n_out, n_red, acc0 = planned.n_out, planned.n_red, planned.acc0
     if n_out == 0:
         return
-    floating = a.data.dtype.kind == "f"
-    if code == rd.PROD:
-        acc0 = np.float64(1.0) if floating else np.int64(1)
-    elif code == rd.ALL:
-        acc0 = np.float64(1.0) if floating else np.int64(1)
-    else:
-        acc0 = np.float64(0.0) if floating else np.int64(0)
     if out_idx is None:
         out_idx = np.empty(0, _I64)      # only argmax/argmin write indices
-    if not red_shape:
-        red_shape, red_st = (1,), (0,)
-        if n_red == 0:
-            red_shape = (0,)
     par = _parallel(n_out * n_red)
     threads = num_threads() if par else 1
-    extremum = code in rd.EXTREMUM_OPS               # else the sum family (no indices)
+    extremum = code in reduce_ops.EXTREMUM_OPS               # else the sum family (no indices)
     col_step = keep_st[-1] if keep_shape else 0
-    if (code in rd.COL_OPS and 1 <= len(keep_shape) <= 2 and keep_shape[-1] >= rd.MIN_COLS
-            and len(red_shape) == 1 and n_red > 1 and 0 < col_step <= rd.MAX_COL_STEP
+    if (code in reduce_kernels.COL_OPS and 1 <= len(keep_shape) <= 2
+            and keep_shape[-1] >= reduce_kernels.MIN_COLS
+            and len(red_shape) == 1 and n_red > 1 and 0 < col_step <= reduce_kernels.MAX_COL_STEP
             and col_step < red_st[0]):
         # Column reductions (x.sum(0)): the kept inner dim is (nearly)
         # contiguous and the reduced dim is not, so add whole rows into a block
@@ -347,27 +324,29 @@ def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarra
         n_outer, outer_st = (keep_shape[0], keep_st[0]) if len(keep_shape) == 2 else (1, 0)
         span = (keep_shape[-1] - 1) * col_step + 1
         dst = out if col_step == 1 else np.empty(n_outer * span, out.dtype)
-        width = rd.plan_cols(n_outer, span, threads)
+        width = reduce_kernels.plan_cols(n_outer, span, threads)
         args = (code, a.data, a.offset, n_outer, outer_st, span, n_red, red_st[0], width, acc0,
                 dst)
         if par:
-            (rd.extremum_cols_parallel if extremum else rd.sum_cols_parallel)(*args)
+            (reduce_kernels.extremum_cols_parallel if extremum
+             else reduce_kernels.sum_cols_parallel)(*args)
         else:                                        # every task: every block of columns
-            (rd.extremum_cols if extremum else rd.sum_cols)(*args, 0, n_outer * -(-span // width))
+            (reduce_kernels.extremum_cols if extremum
+             else reduce_kernels.sum_cols)(*args, 0, n_outer * -(-span // width))
         if col_step != 1:
             out.reshape(n_outer, -1)[...] = dst.reshape(n_outer, span)[:, ::col_step]
         return
     args = (code, a.data, a.offset, _arr(keep_shape), _arr(keep_st), _arr(red_shape),
             _arr(red_st))
-    nsplit = rd.plan_split(n_out, n_red, threads) if par else 1
+    nsplit = reduce_kernels.plan_split(n_out, n_red, threads) if par else 1
     if par:
-        kernel, extra = ((rd.extremum_strided_parallel, (out, out_idx)) if extremum else
-                         (rd.sum_strided_parallel, (out,)))
+        kernel, extra = ((reduce_kernels.extremum_strided_parallel, (out, out_idx)) if extremum else
+                         (reduce_kernels.sum_strided_parallel, (out,)))
         kernel(*args, nsplit, acc0, *extra)
     elif extremum:                                   # tasks 0 .. n_out: every output
-        rd.extremum_strided(*args, nsplit, acc0, out, out_idx, 0, n_out)
+        reduce_kernels.extremum_strided(*args, nsplit, acc0, out, out_idx, 0, n_out)
     else:
-        rd.sum_strided(*args, nsplit, acc0, out, 0, n_out)
+        reduce_kernels.sum_strided(*args, nsplit, acc0, out, 0, n_out)
 
 
 def scan(op: str, x: np.ndarray, out: np.ndarray) -> None:
@@ -375,9 +354,9 @@ def scan(op: str, x: np.ndarray, out: np.ndarray) -> None:
     if x.size == 0:
         return
     floating = out.dtype.kind == "f"
-    code = rd.CUMSUM if op == "cumsum" else rd.CUMPROD
-    one = 1 if code == rd.CUMPROD else 0
-    rd.scan_rows(code, x, out, np.float64(one) if floating else np.int64(one))
+    code = rows.CUMSUM if op == "cumsum" else rows.CUMPROD
+    one = 1 if code == rows.CUMPROD else 0
+    reduce_kernels.scan_rows(code, x, out, np.float64(one) if floating else np.int64(one))
 
 
 # ---------------------------------------------------------------------------
@@ -386,13 +365,13 @@ def scan(op: str, x: np.ndarray, out: np.ndarray) -> None:
 def softmax(x: np.ndarray, out: np.ndarray, log: bool) -> None:
     """``out[r] = softmax(x[r])`` (``log_softmax`` if ``log``) for each row of ``x``."""
     if x.size:
-        sm.softmax_rows(x, out, bool(log))
+        softmax_kernels.softmax_rows(x, out, bool(log))
 
 
 def softmax_backward(g: np.ndarray, y: np.ndarray, out: np.ndarray, log: bool) -> None:
     """The input gradient of softmax / log_softmax from the output ``y`` and its gradient ``g``."""
     if g.size:
-        sm.softmax_backward_rows(g, y, out, bool(log))
+        softmax_kernels.softmax_backward_rows(g, y, out, bool(log))
 
 
 def _class_weight(weight, like: np.ndarray) -> tuple:
@@ -407,14 +386,15 @@ def nll_loss(logp: np.ndarray, target: np.ndarray, weight, ignore_index: int,
     if not target.size:
         return -1
     w, has = _class_weight(weight, logp)
-    return int(sm.nll_rows(logp, target, w, has, np.int64(ignore_index), losses, weights))
+    return int(softmax_kernels.nll_rows(logp, target, w, has, np.int64(ignore_index), losses,
+                                        weights))
 
 
 def nll_loss_backward(target: np.ndarray, weight, ignore_index: int, out: np.ndarray) -> None:
     """``out[r] = -weight[target[r]]`` at the target's column, 0 elsewhere (targets checked)."""
     if out.size:
         w, has = _class_weight(weight, out)
-        sm.nll_backward_rows(target, w, has, np.int64(ignore_index), out)
+        softmax_kernels.nll_backward_rows(target, w, has, np.int64(ignore_index), out)
 
 
 # ---------------------------------------------------------------------------
@@ -422,31 +402,32 @@ def nll_loss_backward(target: np.ndarray, weight, ignore_index: int, out: np.nda
 # ---------------------------------------------------------------------------
 def matmul(a: Operand, b: Operand, out: np.ndarray) -> None:
     """``out[i] = a[i] @ b[i]`` for 3-D operands (batch, rows, cols); ``out`` contiguous 3-D."""
-    mm.batched_matmul(numpy_view(a), numpy_view(b), out)
+    matmul_kernels.batched_matmul(numpy_view(a), numpy_view(b), out)
 
 
 def random_fill(kind: str, buf: np.ndarray, seed: np.uint64, offset: np.uint64, *params) -> None:
     """Fill the contiguous ``buf`` from the counter-based stream ``(seed, offset)``."""
     par = _parallel(buf.size)
     if kind == "uniform":
-        (rk.fill_uniform_parallel if par else rk.fill_uniform)(
+        (random.fill_uniform_parallel if par else random.fill_uniform)(
             buf, seed, offset, float(params[0]), float(params[1]))
     elif kind == "normal":
-        (rk.fill_normal_parallel if par else rk.fill_normal)(
+        (random.fill_normal_parallel if par else random.fill_normal)(
             buf, seed, offset, float(params[0]), float(params[1]))
     elif kind == "randint":
-        (rk.fill_randint_parallel if par else rk.fill_randint)(
+        (random.fill_randint_parallel if par else random.fill_randint)(
             buf, seed, offset, np.int64(params[0]), np.int64(params[1]))
     elif kind == "bernoulli":
-        (rk.fill_bernoulli_parallel if par else rk.fill_bernoulli)(buf, params[0], seed, offset)
+        (random.fill_bernoulli_parallel if par else random.fill_bernoulli)(
+            buf, params[0], seed, offset)
     elif kind == "bernoulli_scalar":
-        (rk.fill_bernoulli_scalar_parallel if par else rk.fill_bernoulli_scalar)(
+        (random.fill_bernoulli_scalar_parallel if par else random.fill_bernoulli_scalar)(
             buf, float(params[0]), seed, offset)
     elif kind == "randperm":
-        rk.randperm(buf, seed, offset)
+        random.randperm(buf, seed, offset)
     elif kind == "multinomial":
         probs, num_samples, replacement = params
-        rk.multinomial(probs, num_samples, replacement, buf, seed, offset)
+        random.multinomial(probs, num_samples, replacement, buf, seed, offset)
     else:
         raise ValueError(f"unknown random fill {kind!r}")
 
@@ -455,80 +436,31 @@ def random_fill(kind: str, buf: np.ndarray, seed: np.uint64, offset: np.uint64, 
 # index kernels (see index.py).  Callers validate every index first: these
 # functions trust that each index is in range and non-negative.
 # ---------------------------------------------------------------------------
-from ...layout import is_contiguous  # noqa: E402
-from . import index as ix  # noqa: E402
-from . import sort as sk  # noqa: E402
-
-SCATTER_OPS = {"set": ix.SET, "add": ix.ADD, "multiply": ix.MUL}
-
-
-def _bits(op: Operand) -> Operand:
-    """float16 data seen as uint16: moving elements needs no float16 arithmetic."""
-    if op.data.dtype == _F16:
-        return op._replace(data=op.data.view(np.uint16))
-    return op
-
-
-def _via_float32(fn, tgt: Operand, src: Operand, *args) -> None:
-    """Run a combining (add/multiply) scatter on float16 data through float32 copies."""
-    n = numel(tgt.shape)
-    t32 = np.empty(n, np.float32)
-    t_op = Operand(t32, tgt.shape, contiguous_strides(tgt.shape), 0)
-    copy(tgt, t_op)
-    s32 = np.empty(numel(src.shape), np.float32)
-    s_op = Operand(s32, src.shape, contiguous_strides(src.shape), 0)
-    copy(src, s_op)
-    fn(t_op, s_op, *args)
-    copy(t_op, tgt)
-
-
-def _flat_contiguous(op: Operand) -> np.ndarray:
-    """The elements of ``op`` as a flat contiguous array (a slice if possible, else a copy)."""
-    n = numel(op.shape)
-    if is_contiguous(op.shape, op.strides):
-        return op.data[op.offset: op.offset + n]
-    tmp = np.empty(n, op.data.dtype)
-    copy(op, Operand(tmp, op.shape, contiguous_strides(op.shape), 0))
-    return tmp
+SCATTER_OPS = index_maps.SCATTER_CODES     # op name -> combine code
 
 
 def index_bounds(idx: np.ndarray) -> tuple:
     """``(min, max)`` of a non-empty contiguous int64 array."""
-    lo, hi = ix.index_bounds(idx)
+    lo, hi = index.index_bounds(idx)
     return int(lo), int(hi)
 
 
 def add_index_offsets(acc: np.ndarray, idx: np.ndarray, size: int, stride: int) -> None:
     """``acc += (idx wrapped into [0, size)) * stride`` (contiguous int64 arrays)."""
     if acc.shape[0]:
-        ix.add_index_offsets(acc, idx, np.int64(size), np.int64(stride))
-
-
-def _without(t: tuple, d: int) -> tuple:
-    return tuple(t[:d]) + tuple(t[d + 1:])
+        index.add_index_offsets(acc, idx, np.int64(size), np.int64(stride))
 
 
 def gather(src: Operand, dim: int, idx: Operand, out: Operand) -> None:
     """``out[p] = src[p with coordinate dim replaced by idx[p]]`` over ``out``'s shape."""
     if numel(out.shape) == 0:
         return
-    src, out = _bits(src), _bits(out)
+    src, out = as_bits(src), as_bits(out)
     mult = src.strides[dim]
     s_st = src.strides[:dim] + (0,) + src.strides[dim + 1:]
-    shape, (ss, ist, ost) = _plan(out.shape, s_st, idx.strides, out.strides)
-    ix.gather_strided(src.data, src.offset, _arr(ss), idx.data, idx.offset, _arr(ist),
+    shape, (ss, ist, ost) = plan(out.shape, s_st, idx.strides, out.strides)
+    index.gather_strided(src.data, src.offset, _arr(ss), idx.data, idx.offset, _arr(ist),
                       np.int64(mult), out.data, out.offset, _arr(ost), _arr(shape))
-
-
-def _rows_plan(shape: tuple, dim: int, strides: tuple):
-    """``(outer, outer_stride, inner)`` if the dims before ``dim`` merge into one and
-    the dims after it form one run of stride 1; else ``None``."""
-    oshape, (ost,) = coalesce(shape[:dim], strides[:dim])
-    ishape, (ist,) = coalesce(shape[dim + 1:], strides[dim + 1:])
-    if len(oshape) > 1 or len(ishape) > 1 or (ishape and ist[0] != 1):
-        return None
-    return (oshape[0] if oshape else 1, ost[0] if oshape else 0,
-            ishape[0] if ishape else 1)
 
 
 def index_select(src: Operand, dim: int, idx: np.ndarray, out: Operand) -> None:
@@ -540,16 +472,15 @@ def index_select(src: Operand, dim: int, idx: np.ndarray, out: Operand) -> None:
     """
     if numel(out.shape) == 0:
         return
-    src, out = _bits(src), _bits(out)
-    plan = _rows_plan(out.shape, dim, src.strides)
-    if plan is not None and is_contiguous(out.shape, out.strides):
-        outer, s_outer, inner = plan
-        ix.gather_rows(src.data, src.offset, s_outer, src.strides[dim], idx,
+    src, out = as_bits(src), as_bits(out)
+    row_plan = select_rows(src, dim, out)
+    if row_plan is not None:
+        outer, s_outer, inner = row_plan
+        index.gather_rows(src.data, src.offset, s_outer, src.strides[dim], idx,
                        out.data[out.offset:], outer, len(idx), inner)
         return
-    i_st = tuple(1 if d == dim else 0 for d in range(len(out.shape)))
-    gather(Operand(src.data, out.shape, src.strides, src.offset), dim,
-           Operand(idx, out.shape, i_st, 0), out)
+    source, index_operand = select_as_gather(src, dim, idx, out)
+    gather(source, dim, index_operand, out)
 
 
 def scatter(op: str, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None:
@@ -561,35 +492,31 @@ def scatter(op: str, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None
     if numel(idx.shape) == 0:
         return
     if tgt.data.dtype == _F16 and op != "set":
-        _via_float32(lambda t, s: scatter(op, t, dim, idx, s), tgt,
-                     Operand(src.data, idx.shape, src.strides, src.offset))
+        through_float32(lambda t, s: scatter(op, t, dim, idx, s), tgt,
+                        Operand(src.data, idx.shape, src.strides, src.offset), allocate, copy)
         return
-    tgt, src = _bits(tgt), _bits(src)
+    tgt, src = as_bits(tgt), as_bits(src)
     mult = tgt.strides[dim]
     shape = idx.shape
-    t_st = _without(tgt.strides, dim)
-    lines, (tst, ist, sst) = coalesce(_without(shape, dim), t_st, _without(idx.strides, dim),
-                                      _without(src.strides, dim))
+    t_st = without(tgt.strides, dim)
+    lines, (tst, ist, sst) = coalesce(without(shape, dim), t_st, without(idx.strides, dim),
+                                      without(src.strides, dim))
     k = shape[dim]
     idx_flat = idx.data[idx.offset: idx.offset + numel(idx.shape)] if is_contiguous(
         idx.shape, idx.strides) else None
     lo, span, nb = _buckets(numel(lines), k, idx_flat)
-    ix.scatter_strided(SCATTER_OPS[op], tgt.data, tgt.offset, _arr(tst + (0,)), idx.data,
+    index.scatter_strided(SCATTER_OPS[op], tgt.data, tgt.offset, _arr(tst + (0,)), idx.data,
                        idx.offset, _arr(ist + (idx.strides[dim],)), np.int64(mult), src.data,
                        src.offset, _arr(sst + (src.strides[dim],)), _arr(lines + (k,)),
                        lo, span, nb)
 
 
 def _buckets(tasks: int, k: int, idx_flat) -> tuple:
-    """``(lo, span, nbuckets)``: split the index values into ranges when there are
-    fewer independent tasks than threads (see ``index.scatter_strided``)."""
-    threads = num_threads()
-    if tasks >= threads or k < 2 or idx_flat is None or idx_flat.shape[0] == 0:
-        return np.int64(0), np.int64(1), np.int64(1)
-    lo, hi = ix.index_bounds(idx_flat)
-    span = hi - lo + 1
-    nb = min(span, -(-threads // tasks))
-    return np.int64(lo), np.int64(span), np.int64(nb)
+    """``(lo, span, nbuckets)`` for the scatter kernels (``planning.value_buckets``)."""
+    def bounds() -> tuple:
+        return index.index_bounds(idx_flat)
+    known = idx_flat is not None and idx_flat.shape[0] > 0
+    return value_buckets(tasks, k, num_threads(), bounds if known else None)
 
 
 def index_reduce(op: str, tgt: Operand, dim: int, idx: np.ndarray, src: Operand) -> None:
@@ -602,47 +529,47 @@ def index_reduce(op: str, tgt: Operand, dim: int, idx: np.ndarray, src: Operand)
     if numel(src.shape) == 0:
         return
     if tgt.data.dtype == _F16 and op != "set":
-        _via_float32(lambda t, s: index_reduce(op, t, dim, idx, s), tgt, src)
+        through_float32(lambda t, s: index_reduce(op, t, dim, idx, s), tgt, src, allocate, copy)
         return
-    tgt, src = _bits(tgt), _bits(src)
-    plan = _rows_plan(tgt.shape, dim, tgt.strides)
-    if plan is not None and is_contiguous(src.shape, src.strides):
-        outer, t_outer, inner = plan
-        lo, span, nb = _buckets(outer * ((inner + ix.BLOCK - 1) // ix.BLOCK), len(idx), idx)
-        ix.scatter_rows(SCATTER_OPS[op], tgt.data, tgt.offset, t_outer, tgt.strides[dim], idx,
+    tgt, src = as_bits(tgt), as_bits(src)
+    row_plan = rows_plan(tgt.shape, dim, tgt.strides)
+    if row_plan is not None and is_contiguous(src.shape, src.strides):
+        outer, t_outer, inner = row_plan
+        lo, span, nb = _buckets(outer * ((inner + index.BLOCK - 1) // index.BLOCK), len(idx), idx)
+        index.scatter_rows(SCATTER_OPS[op], tgt.data, tgt.offset, t_outer, tgt.strides[dim], idx,
                         src.data[src.offset:], outer, len(idx), inner, lo, span, nb)
         return
-    i_st = tuple(1 if d == dim else 0 for d in range(len(src.shape)))
+    i_st = index_strides(len(src.shape), dim)
     scatter(op, tgt, dim, Operand(idx, src.shape, i_st, 0), src)
 
 
 def masked_select(src: Operand, mask: Operand) -> np.ndarray:
     """The elements of ``src`` where ``mask`` (same shape) is true, in row-major order."""
-    flat_mask = _flat_contiguous(mask)
-    starts = ix.chunk_starts(flat_mask)
+    flat_mask = flat_contiguous(mask, allocate, copy)
+    starts = index.chunk_starts(flat_mask)
     out = np.empty(int(starts[-1]), src.data.dtype)
     if out.shape[0]:
-        bits = _bits(src)
-        ix.masked_compact(_flat_contiguous(bits), flat_mask, starts,
+        bits = as_bits(src)
+        index.masked_compact(flat_contiguous(bits, allocate, copy), flat_mask, starts,
                           out.view(bits.data.dtype))
     return out
 
 
 def masked_scatter(tgt: np.ndarray, mask: Operand, source: np.ndarray) -> None:
     """Flat contiguous ``tgt[mask] = source[:count]``; returns nothing.  Caller checks sizes."""
-    flat_mask = _flat_contiguous(mask)
-    starts = ix.chunk_starts(flat_mask)
+    flat_mask = flat_contiguous(mask, allocate, copy)
+    starts = index.chunk_starts(flat_mask)
     if starts[-1]:
         if tgt.dtype == _F16:
             tgt, source = tgt.view(np.uint16), source.view(np.uint16)
-        ix.masked_spread(tgt, flat_mask, starts, source)
+        index.masked_spread(tgt, flat_mask, starts, source)
 
 
 def count_true(mask: Operand) -> int:
     """How many elements of the bool operand are true."""
     if numel(mask.shape) == 0:
         return 0
-    return int(ix.chunk_starts(_flat_contiguous(mask))[-1])
+    return int(index.chunk_starts(flat_contiguous(mask, allocate, copy))[-1])
 
 
 def masked_fill(tgt: np.ndarray, mask: Operand, value) -> None:
@@ -651,7 +578,7 @@ def masked_fill(tgt: np.ndarray, mask: Operand, value) -> None:
         value = np.array([value]).astype(tgt.dtype)
         if tgt.dtype == _F16:
             tgt, value = tgt.view(np.uint16), value.view(np.uint16)
-        ix.masked_fill(tgt, _flat_contiguous(mask), value)
+        index.masked_fill(tgt, flat_contiguous(mask, allocate, copy), value)
 
 
 def nonzero(mask: Operand) -> np.ndarray:
@@ -659,11 +586,11 @@ def nonzero(mask: Operand) -> np.ndarray:
     ndim = len(mask.shape)
     if numel(mask.shape) == 0:
         return np.empty((0, ndim), _I64)
-    flat_mask = _flat_contiguous(mask)
-    starts = ix.chunk_starts(flat_mask)
+    flat_mask = flat_contiguous(mask, allocate, copy)
+    starts = index.chunk_starts(flat_mask)
     out = np.empty((int(starts[-1]), ndim), _I64)
     if out.shape[0] and ndim:
-        ix.nonzero_coords(flat_mask, _arr(mask.shape), starts, out)
+        index.nonzero_coords(flat_mask, _arr(mask.shape), starts, out)
     return out
 
 
@@ -681,12 +608,12 @@ def sort_rows(keys: np.ndarray, descending: bool, k: int | None = None) -> tuple
         values = np.empty((rows, k), keys.dtype)
         indices = np.empty((rows, k), _I64)
         if rows and k:
-            sk.topk_rows(keys, np.int64(k), bool(descending), values, indices)
+            sort.topk_rows(keys, np.int64(k), bool(descending), values, indices)
         return values, indices
     values = np.empty_like(keys)
     indices = np.empty(keys.shape, _I64)
     if keys.size:
-        sk.sort_rows(keys, bool(descending), values, indices)
+        sort.sort_rows(keys, bool(descending), values, indices)
     if k is not None and k < n:
         return values[:, :k].copy(), indices[:, :k].copy()
     return values, indices
@@ -698,7 +625,7 @@ def unique_sorted(values: np.ndarray, order: np.ndarray) -> tuple:
     uniq = np.empty(n, values.dtype)
     inverse = np.empty(n, _I64)
     counts = np.empty(n, _I64)
-    m = sk.unique_sorted(values, order, uniq, inverse, counts) if n else 0
+    m = sort.unique_sorted(values, order, uniq, inverse, counts) if n else 0
     return uniq[:m].copy(), inverse, counts[:m].copy()
 
 
@@ -709,7 +636,6 @@ def unique_sorted(values: np.ndarray, order: np.ndarray) -> tuple:
 # plane each (one row of cols for im2col_batch).  The backend passes them all.
 def im2col(x: np.ndarray, geometry: tuple, cols: np.ndarray) -> None:
     """Receptive fields of ``x`` (N, C, H, W) as columns of ``cols`` (N, C*kh*kw, L)."""
-    from . import conv
     if _parallel(cols.size):
         conv.im2col_parallel(x, *geometry, cols)
     else:
@@ -718,7 +644,6 @@ def im2col(x: np.ndarray, geometry: tuple, cols: np.ndarray) -> None:
 
 def col2im(cols: np.ndarray, geometry: tuple, x: np.ndarray) -> None:
     """Sum the columns back into the image ``x`` (the backward of im2col)."""
-    from . import conv
     if _parallel(cols.size):
         conv.col2im_parallel(cols, *geometry, x)
     else:
@@ -726,7 +651,6 @@ def col2im(cols: np.ndarray, geometry: tuple, x: np.ndarray) -> None:
 
 
 def max_pool2d(x: np.ndarray, geometry: tuple, out: np.ndarray, idx: np.ndarray) -> None:
-    from . import conv
     if _parallel(x.size):
         conv.max_pool2d_parallel(x, *geometry, out, idx)
     else:
@@ -734,7 +658,6 @@ def max_pool2d(x: np.ndarray, geometry: tuple, out: np.ndarray, idx: np.ndarray)
 
 
 def max_pool2d_backward(grad: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
-    from . import conv
     if _parallel(out.size):
         conv.max_pool2d_backward_parallel(grad, idx, out)
     else:
@@ -744,15 +667,22 @@ def max_pool2d_backward(grad: np.ndarray, idx: np.ndarray, out: np.ndarray) -> N
 # ---------------------------------------------------------------------------
 # optimizer updates (kernels in optim.py; all arrays contiguous, one dtype)
 # ---------------------------------------------------------------------------
-def fused_update(kind: str, arrays: list, hyper: tuple) -> None:
-    """Run the in-place update kernel ``kind`` ('sgd', 'adam', 'rmsprop', 'adagrad')."""
-    from . import optim
-    getattr(optim, kind + "_parallel" if _parallel(arrays[0].shape[0]) else kind)(*arrays, *hyper)
+def fused_update(hyper: optimizer_rules.OptimizerStep, arrays: list, *unused: object) -> None:
+    """Apply one optimizer step in place: the rule named by the record's type.
+
+    ``hyper`` is an ``optimizer_rules`` record (``SGDStep``, ``AdamStep``,
+    ...); ``arrays`` are the parameter, its gradient and the rule's state
+    arrays (``hyper.STATE``), all contiguous and of one float dtype.
+    (Anything after them is ignored.)
+    """
+    name = optimizer_rules.KERNELS[type(hyper)]
+    if _parallel(arrays[0].shape[0]):
+        name += "_parallel"
+    getattr(optim, name)(*arrays, hyper)
 
 
 def im2col_batch(x: np.ndarray, geometry: tuple, cols: np.ndarray) -> None:
     """Like im2col, but columns of all samples side by side: cols (C*kh*kw, N*L)."""
-    from . import conv
     if _parallel(cols.size):
         conv.im2col_batch_parallel(x, *geometry, cols)
     else:
@@ -760,7 +690,6 @@ def im2col_batch(x: np.ndarray, geometry: tuple, cols: np.ndarray) -> None:
 
 
 def col2im_batch(cols: np.ndarray, geometry: tuple, x: np.ndarray) -> None:
-    from . import conv
     if _parallel(cols.size):
         conv.col2im_batch_parallel(cols, *geometry, x)
     else:

@@ -21,10 +21,15 @@ process that never uses it never compiles it).
 
 All arrays are contiguous; geometry comes as integers.  Padding is virtual:
 positions outside the input read as 0 (im2col) or are skipped (col2im).
+Which input pixel an output position reads, and the max over a pooling
+window, are written once in :mod:`minitorch.backends.index_maps` (shared
+with the GPU).
 """
 
 import numpy as np
 from numba import njit, prange
+
+from .bodies import index_maps
 
 # NumPy's error model (as inside a prange loop): no zero test before each
 # integer division, which would also keep LLVM from vectorising a loop.
@@ -43,15 +48,15 @@ def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
             for j in range(kw):
                 row = (ch * kh + i) * kw + j
                 for y in range(oh):
-                    iy = y * sh - ph + i * dh
+                    iy = index_maps.source(y, i, sh, ph, dh, h)
                     base = y * ow
-                    if iy < 0 or iy >= h:
+                    if iy < 0:
                         for xo in range(ow):
                             cols[b, row, base + xo] = 0
                         continue
                     for xo in range(ow):
-                        ix = xo * sw - pw + j * dw
-                        if ix >= 0 and ix < w:
+                        ix = index_maps.source(xo, j, sw, pw, dw, w)
+                        if ix >= 0:
                             cols[b, row, base + xo] = x[b, ch, iy, ix]
                         else:
                             cols[b, row, base + xo] = 0
@@ -71,13 +76,13 @@ def col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, t0, t1):
             for j in range(kw):
                 row = (ch * kh + i) * kw + j
                 for y in range(oh):
-                    iy = y * sh - ph + i * dh
-                    if iy < 0 or iy >= h:
+                    iy = index_maps.source(y, i, sh, ph, dh, h)
+                    if iy < 0:
                         continue
                     base = y * ow
                     for xo in range(ow):
-                        ix = xo * sw - pw + j * dw
-                        if ix >= 0 and ix < w:
+                        ix = index_maps.source(xo, j, sw, pw, dw, w)
+                        if ix >= 0:
                             x[b, ch, iy, ix] += cols[b, row, base + xo]
 
 
@@ -93,24 +98,8 @@ def max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx, t0, t1):
         ch = task - b * c
         for y in range(oh):
             for xo in range(ow):
-                best = -np.inf
-                best_i = -1
-                for i in range(kh):
-                    iy = y * sh - ph + i * dh
-                    if iy < 0 or iy >= h:
-                        continue
-                    for j in range(kw):
-                        ix = xo * sw - pw + j * dw
-                        if ix < 0 or ix >= w:
-                            continue
-                        v = x[b, ch, iy, ix]
-                        if best_i == -1 or v > best or v != v:
-                            best = v
-                            best_i = iy * w + ix
-                            if v != v:
-                                break
-                out[b, ch, y, xo] = best
-                idx[b, ch, y, xo] = best_i
+                out[b, ch, y, xo], idx[b, ch, y, xo] = index_maps.window_max(
+                    x, b, ch, y, xo, kh, kw, sh, sw, ph, pw, dh, dw)
 
 
 @njit(**_JIT)
@@ -148,15 +137,15 @@ def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
         for b in range(n):
             base = b * L
             for y in range(oh):
-                iy = y * sh - ph + i * dh
+                iy = index_maps.source(y, i, sh, ph, dh, h)
                 start = base + y * ow
-                if iy < 0 or iy >= h:
+                if iy < 0:
                     for xo in range(ow):
                         cols[row, start + xo] = 0
                     continue
                 for xo in range(ow):
-                    ix = xo * sw - pw + j * dw
-                    if ix >= 0 and ix < w:
+                    ix = index_maps.source(xo, j, sw, pw, dw, w)
+                    if ix >= 0:
                         cols[row, start + xo] = x[b, ch, iy, ix]
                     else:
                         cols[row, start + xo] = 0
@@ -178,13 +167,13 @@ def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, t0, t1):
             for j in range(kw):
                 row = (ch * kh + i) * kw + j
                 for y in range(oh):
-                    iy = y * sh - ph + i * dh
-                    if iy < 0 or iy >= h:
+                    iy = index_maps.source(y, i, sh, ph, dh, h)
+                    if iy < 0:
                         continue
                     start = base + y * ow
                     for xo in range(ow):
-                        ix = xo * sw - pw + j * dw
-                        if ix >= 0 and ix < w:
+                        ix = index_maps.source(xo, j, sw, pw, dw, w)
+                        if ix >= 0:
                             x[b, ch, iy, ix] += cols[row, start + xo]
 
 

@@ -20,7 +20,8 @@ about broadcasting.  Each family has two kernels:
   last dimension is the one that moves fastest through memory.
 
 The op code (``op``) selects the arithmetic inside one compiled kernel; see
-:mod:`minitorch.backends.scalar_ops`.  Ops are grouped in small *families*
+:mod:`minitorch.backends.scalar_ops`, whose functions are written once and
+compiled here for the CPU (``cpu/bodies.py``) and for the GPU.  Ops are grouped in small *families*
 (``arith`` = add/sub/mul/div and their reversed forms, ``unary_fast`` =
 neg/abs/relu/..., ``compare``, and larger math families).  A family must be
 small for speed: LLVM lifts a loop-invariant ``if op == ...`` out of the
@@ -54,76 +55,14 @@ is never cached and would be compiled again in every process.
 import numpy as np
 from numba import njit, prange
 
-from .. import scalar_ops
+from . import odometer
+from .bodies import scalar_ops
 
 CHUNK = 16384  # elements per parallel task (see the ``_parallel`` drivers)
-
-# Numba's disk cache decides whether a kernel is stale by hashing THIS file's
-# text only; it does not notice edits to scalar_ops.py, whose functions are
-# compiled into the kernels below.  So this file carries scalar_ops.py's
-# hash: editing scalar_ops.py means updating this line, which changes this
-# file and invalidates its cached kernels.  tests/test_kernel_cache.py fails
-# (and prints the new value) when the two disagree.
-SCALAR_OPS_SHA256 = "70c0bbb3bfe2d7c44fbfb8d1f60e28284d4962813868572c60cff36f2cb6bdbb"
 
 # The kernels use NumPy's error model: 1.0/0.0 is inf, not ZeroDivisionError.
 _JIT = dict(cache=True, error_model="numpy")
 _PARALLEL = dict(parallel=True, cache=True, error_model="numpy")
-
-_unary_fast = njit(inline="always", **_JIT)(scalar_ops.unary_fast)
-_unary = njit(inline="always", **_JIT)(scalar_ops.unary)
-_unary_int = njit(inline="always", **_JIT)(scalar_ops.unary_int)
-_arith = njit(inline="always", **_JIT)(scalar_ops.arith)
-_binary = njit(inline="always", **_JIT)(scalar_ops.binary)
-_binary_int = njit(inline="always", **_JIT)(scalar_ops.binary_int)
-_compare = njit(inline="always", **_JIT)(scalar_ops.compare)
-
-
-# ---------------------------------------------------------------------------
-# The odometer, shared by every strided kernel.
-# ---------------------------------------------------------------------------
-@njit(inline="always", **_JIT)
-def _start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st):
-    """Set ``idx`` to the multi-index of flat element ``start``; return positions."""
-    rem = start
-    for d in range(shape.shape[0] - 1, -1, -1):
-        i = rem % shape[d]
-        rem //= shape[d]
-        idx[d] = i
-        a_pos += i * a_st[d]
-        b_pos += i * b_st[d]
-        o_pos += i * o_st[d]
-    return a_pos, b_pos, o_pos
-
-
-@njit(inline="always", **_JIT)
-def _advance(run, shape, idx, a_st, b_st, o_st, a_pos, b_pos, o_pos):
-    """Move ``run`` steps along the last dim, then carry wrapped dims outward."""
-    last = shape.shape[0] - 1
-    idx[last] += run
-    a_pos += run * a_st[last]
-    b_pos += run * b_st[last]
-    o_pos += run * o_st[last]
-    d = last
-    while d > 0 and idx[d] == shape[d]:
-        a_pos -= shape[d] * a_st[d]
-        b_pos -= shape[d] * b_st[d]
-        o_pos -= shape[d] * o_st[d]
-        idx[d] = 0
-        d -= 1
-        idx[d] += 1
-        a_pos += a_st[d]
-        b_pos += b_st[d]
-        o_pos += o_st[d]
-    return a_pos, b_pos, o_pos
-
-
-@njit(inline="always", **_JIT)
-def _total(shape):
-    n = 1
-    for d in range(shape.shape[0]):
-        n *= shape[d]
-    return n
 
 
 # ---------------------------------------------------------------------------
@@ -150,7 +89,7 @@ def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, start, stop):
     last = shape.shape[0] - 1
     sa, so = a_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
-    pa, pb, po = _start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
+    pa, pb, po = odometer.start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
     i = start
     while i < stop:
         run = min(shape[last] - idx[last], stop - i)
@@ -168,7 +107,7 @@ def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, start, stop):
             for j in range(run):
                 out[po + j * so] = a[pa + j * sa]
         i += run
-        pa, pb, po = _advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
+        pa, pb, po = odometer.advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
 
 
 @njit(**_JIT)
@@ -176,7 +115,7 @@ def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, star
     last = shape.shape[0] - 1
     sa, so = a_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
-    pa, pb, po = _start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
+    pa, pb, po = odometer.start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
     i = start
     while i < stop:
         run = min(shape[last] - idx[last], stop - i)
@@ -184,12 +123,12 @@ def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, star
             x = a[pa:pa + run]
             o = out[po:po + run]
             for j in range(run):
-                o[j] = _unary_fast(op, x[j], p0, p1)
+                o[j] = scalar_ops.unary_fast(op, x[j], p0, p1)
         else:
             for j in range(run):
-                out[po + j * so] = _unary_fast(op, a[pa + j * sa], p0, p1)
+                out[po + j * so] = scalar_ops.unary_fast(op, a[pa + j * sa], p0, p1)
         i += run
-        pa, pb, po = _advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
+        pa, pb, po = odometer.advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
 
 
 # ---------------------------------------------------------------------------
@@ -199,19 +138,19 @@ def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, star
 @njit(**_JIT)
 def unary_fast_contiguous(op, a, out, p0, p1):
     for i in range(out.shape[0]):
-        out[i] = _unary_fast(op, a[i], p0, p1)
+        out[i] = scalar_ops.unary_fast(op, a[i], p0, p1)
 
 
 @njit(**_JIT)
 def unary_contiguous(op, a, out, p0, p1):
     for i in range(out.shape[0]):
-        out[i] = _unary(op, a[i], p0, p1)
+        out[i] = scalar_ops.unary(op, a[i], p0, p1)
 
 
 @njit(**_JIT)
 def unary_int_contiguous(op, a, out):
     for i in range(out.shape[0]):
-        out[i] = _unary_int(op, a[i])
+        out[i] = scalar_ops.unary_int(op, a[i])
 
 
 # ---------------------------------------------------------------------------
@@ -224,15 +163,15 @@ def arith_contiguous(op, a, b, out):
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
         for i in range(n):
-            out[i] = _arith(op, a[i], b[i])
+            out[i] = scalar_ops.arith(op, a[i], b[i])
     elif b.shape[0] == 1:
         y = b[0]
         for i in range(n):
-            out[i] = _arith(op, a[i], y)
+            out[i] = scalar_ops.arith(op, a[i], y)
     else:
         x = a[0]
         for i in range(n):
-            out[i] = _arith(op, x, b[i])
+            out[i] = scalar_ops.arith(op, x, b[i])
 
 
 @njit(**_JIT)
@@ -240,15 +179,15 @@ def binary_contiguous(op, a, b, out):
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
         for i in range(n):
-            out[i] = _binary(op, a[i], b[i])
+            out[i] = scalar_ops.binary(op, a[i], b[i])
     elif b.shape[0] == 1:
         y = b[0]
         for i in range(n):
-            out[i] = _binary(op, a[i], y)
+            out[i] = scalar_ops.binary(op, a[i], y)
     else:
         x = a[0]
         for i in range(n):
-            out[i] = _binary(op, x, b[i])
+            out[i] = scalar_ops.binary(op, x, b[i])
 
 
 @njit(**_JIT)
@@ -256,15 +195,15 @@ def binary_int_contiguous(op, a, b, out):
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
         for i in range(n):
-            out[i] = _binary_int(op, a[i], b[i])
+            out[i] = scalar_ops.binary_int(op, a[i], b[i])
     elif b.shape[0] == 1:
         y = b[0]
         for i in range(n):
-            out[i] = _binary_int(op, a[i], y)
+            out[i] = scalar_ops.binary_int(op, a[i], y)
     else:
         x = a[0]
         for i in range(n):
-            out[i] = _binary_int(op, x, b[i])
+            out[i] = scalar_ops.binary_int(op, x, b[i])
 
 
 @njit(**_JIT)
@@ -272,15 +211,15 @@ def compare_contiguous(op, a, b, out):
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
         for i in range(n):
-            out[i] = _compare(op, a[i], b[i])
+            out[i] = scalar_ops.compare(op, a[i], b[i])
     elif b.shape[0] == 1:
         y = b[0]
         for i in range(n):
-            out[i] = _compare(op, a[i], y)
+            out[i] = scalar_ops.compare(op, a[i], y)
     else:
         x = a[0]
         for i in range(n):
-            out[i] = _compare(op, x, b[i])
+            out[i] = scalar_ops.compare(op, x, b[i])
 
 
 @njit(**_JIT)
@@ -300,7 +239,7 @@ def arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, s
     last = shape.shape[0] - 1
     sa, sb, so = a_st[last], b_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
-    pa, pb, po = _start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)
+    pa, pb, po = odometer.start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)
     i = start
     while i < stop:
         run = min(shape[last] - idx[last], stop - i)
@@ -309,24 +248,24 @@ def arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, s
             y = b[pb:pb + run]
             o = out[po:po + run]
             for j in range(run):
-                o[j] = _arith(op, x[j], y[j])
+                o[j] = scalar_ops.arith(op, x[j], y[j])
         elif so == 1 and sa == 1 and sb == 0:          # b repeated: x + bias
             x = a[pa:pa + run]
             v = b[pb]
             o = out[po:po + run]
             for j in range(run):
-                o[j] = _arith(op, x[j], v)
+                o[j] = scalar_ops.arith(op, x[j], v)
         elif so == 1 and sa == 0 and sb == 1:          # a repeated
             u = a[pa]
             y = b[pb:pb + run]
             o = out[po:po + run]
             for j in range(run):
-                o[j] = _arith(op, u, y[j])
+                o[j] = scalar_ops.arith(op, u, y[j])
         else:
             for j in range(run):
-                out[po + j * so] = _arith(op, a[pa + j * sa], b[pb + j * sb])
+                out[po + j * so] = scalar_ops.arith(op, a[pa + j * sa], b[pb + j * sb])
         i += run
-        pa, pb, po = _advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
+        pa, pb, po = odometer.advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
 
 
 @njit(**_JIT)
@@ -334,7 +273,7 @@ def compare_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape,
     last = shape.shape[0] - 1
     sa, sb, so = a_st[last], b_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
-    pa, pb, po = _start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)
+    pa, pb, po = odometer.start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)
     i = start
     while i < stop:
         run = min(shape[last] - idx[last], stop - i)
@@ -343,18 +282,18 @@ def compare_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape,
             y = b[pb:pb + run]
             o = out[po:po + run]
             for j in range(run):
-                o[j] = _compare(op, x[j], y[j])
+                o[j] = scalar_ops.compare(op, x[j], y[j])
         elif so == 1 and sa == 1 and sb == 0:
             x = a[pa:pa + run]
             v = b[pb]
             o = out[po:po + run]
             for j in range(run):
-                o[j] = _compare(op, x[j], v)
+                o[j] = scalar_ops.compare(op, x[j], v)
         else:
             for j in range(run):
-                out[po + j * so] = _compare(op, a[pa + j * sa], b[pb + j * sb])
+                out[po + j * so] = scalar_ops.compare(op, a[pa + j * sa], b[pb + j * sb])
         i += run
-        pa, pb, po = _advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
+        pa, pb, po = odometer.advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
 
 
 # ---------------------------------------------------------------------------
@@ -399,7 +338,7 @@ def copy_contiguous_parallel(a, out):
 
 @njit(**_PARALLEL)
 def copy_strided_parallel(a, a_pos, a_st, out, o_pos, o_st, shape):
-    total = _total(shape)
+    total = odometer.total(shape)
     for c in prange(_chunks(total)):
         copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, c * CHUNK,
                      min(total, (c + 1) * CHUNK))
@@ -407,7 +346,7 @@ def copy_strided_parallel(a, a_pos, a_st, out, o_pos, o_st, shape):
 
 @njit(**_PARALLEL)
 def unary_fast_strided_parallel(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1):
-    total = _total(shape)
+    total = odometer.total(shape)
     for c in prange(_chunks(total)):
         unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, c * CHUNK,
                            min(total, (c + 1) * CHUNK))
@@ -471,7 +410,7 @@ def compare_contiguous_parallel(op, a, b, out):
 
 @njit(**_PARALLEL)
 def arith_strided_parallel(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape):
-    total = _total(shape)
+    total = odometer.total(shape)
     for c in prange(_chunks(total)):
         arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, c * CHUNK,
                       min(total, (c + 1) * CHUNK))
@@ -479,7 +418,7 @@ def arith_strided_parallel(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st,
 
 @njit(**_PARALLEL)
 def compare_strided_parallel(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape):
-    total = _total(shape)
+    total = odometer.total(shape)
     for c in prange(_chunks(total)):
         compare_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, c * CHUNK,
                         min(total, (c + 1) * CHUNK))

@@ -43,15 +43,13 @@ its own part of the output in parallel.
 import numpy as np
 from numba import njit, prange
 
+from ..index_maps import ADD, MUL, SET  # noqa: F401  (the scatter kernels' combine codes)
+from . import odometer
+from .bodies import index_maps
+
 CHUNK = 16384      # elements per parallel task
 BLOCK = 256        # columns per parallel task in the row kernels
 
-# Scatter combine op codes.
-SET = 0
-ADD = 1
-MUL = 2
-
-_JIT = dict(cache=True, error_model="numpy")
 _PARALLEL = dict(parallel=True, cache=True, error_model="numpy")
 
 
@@ -66,18 +64,7 @@ def index_bounds(idx):
     los = np.empty(nchunks, np.int64)
     his = np.empty(nchunks, np.int64)
     for c in prange(nchunks):
-        start = c * CHUNK
-        stop = min(n, start + CHUNK)
-        lo = idx[start]
-        hi = idx[start]
-        for i in range(start + 1, stop):
-            v = idx[i]
-            if v < lo:
-                lo = v
-            if v > hi:
-                hi = v
-        los[c] = lo
-        his[c] = hi
+        los[c], his[c] = index_maps.min_max(idx, c * CHUNK, min(n, (c + 1) * CHUNK), 1)
     return los.min(), his.max()
 
 
@@ -90,51 +77,12 @@ def add_index_offsets(acc, idx, size, stride):
     storage offsets ``i * stride0 + j * stride1``.
     """
     for i in prange(acc.shape[0]):
-        v = idx[i]
-        if v < 0:
-            v += size
-        acc[i] += v * stride
+        acc[i] += index_maps.wrapped(idx[i], size) * stride
 
 
 # ---------------------------------------------------------------------------
 # Gather: out[p] = src[pos(p) + idx[p] * mult]
 # ---------------------------------------------------------------------------
-@njit(inline="always", **_JIT)
-def _start(start, shape, md, a_pos, a_st, b_pos, b_st, c_pos, c_st):
-    """Set ``md`` to the multi-index of flat element ``start``; return the three positions."""
-    rem = start
-    for d in range(shape.shape[0] - 1, -1, -1):
-        i = rem % shape[d]
-        rem //= shape[d]
-        md[d] = i
-        a_pos += i * a_st[d]
-        b_pos += i * b_st[d]
-        c_pos += i * c_st[d]
-    return a_pos, b_pos, c_pos
-
-
-@njit(inline="always", **_JIT)
-def _advance(run, shape, md, a_st, b_st, c_st, a_pos, b_pos, c_pos):
-    """Odometer step: move ``run`` along the last dim, carry wrapped dims outward."""
-    last = shape.shape[0] - 1
-    md[last] += run
-    a_pos += run * a_st[last]
-    b_pos += run * b_st[last]
-    c_pos += run * c_st[last]
-    d = last
-    while d > 0 and md[d] == shape[d]:
-        a_pos -= shape[d] * a_st[d]
-        b_pos -= shape[d] * b_st[d]
-        c_pos -= shape[d] * c_st[d]
-        md[d] = 0
-        d -= 1
-        md[d] += 1
-        a_pos += a_st[d]
-        b_pos += b_st[d]
-        c_pos += c_st[d]
-    return a_pos, b_pos, c_pos
-
-
 @njit(**_PARALLEL)
 def gather_strided(src, s_pos, s_st, idx, i_pos, i_st, mult, out, o_pos, o_st, shape):
     """The general gather: any shape, any strides for all three operands.
@@ -143,15 +91,13 @@ def gather_strided(src, s_pos, s_st, idx, i_pos, i_st, mult, out, o_pos, o_st, s
     parallel task each) with an odometer, like the strided elementwise
     kernels; the only difference is the extra ``idx[...] * mult`` term.
     """
-    total = 1
-    for d in range(shape.shape[0]):
-        total *= shape[d]
+    total = odometer.total(shape)
     last = shape.shape[0] - 1
     for c in prange((total + CHUNK - 1) // CHUNK):
         start = c * CHUNK
         stop = min(total, start + CHUNK)
         md = np.zeros(shape.shape[0], np.int64)
-        ps, pi, po = _start(start, shape, md, s_pos, s_st, i_pos, i_st, o_pos, o_st)
+        ps, pi, po = odometer.start(start, shape, md, s_pos, s_st, i_pos, i_st, o_pos, o_st)
         i = start
         while i < stop:
             run = min(shape[last] - md[last], stop - i)
@@ -159,7 +105,7 @@ def gather_strided(src, s_pos, s_st, idx, i_pos, i_st, mult, out, o_pos, o_st, s
             for j in range(run):
                 out[po + j * so] = src[ps + j * ss + idx[pi + j * si] * mult]
             i += run
-            ps, pi, po = _advance(run, shape, md, s_st, i_st, o_st, ps, pi, po)
+            ps, pi, po = odometer.advance(run, shape, md, s_st, i_st, o_st, ps, pi, po)
 
 
 @njit(**_PARALLEL)
@@ -182,30 +128,6 @@ def gather_rows(src, s_pos, s_outer, mult, idx, out, outer, k, inner):
 # ---------------------------------------------------------------------------
 # Scatter: tgt[pos(p) + idx[p] * mult] (op)= src[p]
 # ---------------------------------------------------------------------------
-@njit(inline="always", **_JIT)
-def _combine(op, old, new):
-    if op == ADD:
-        return old + new
-    if op == MUL:
-        return old * new
-    return new
-
-
-@njit(inline="always", **_JIT)
-def _owned(v, nbuckets, bucket, lo_val, span):
-    """Does the task holding value bucket ``bucket`` own index value ``v``?
-
-    The index values ``[lo_val, lo_val + span)`` are cut into ``nbuckets``
-    ranges; equal values always land in the same range, so the task owning
-    a range is the only one writing the target elements those values name.
-    """
-    if nbuckets == 1:
-        return True
-    first = lo_val + bucket * span // nbuckets
-    stop = lo_val + (bucket + 1) * span // nbuckets
-    return first <= v < stop
-
-
 @njit(**_PARALLEL)
 def scatter_strided(op, tgt, t_pos, t_st, idx, i_pos, i_st, mult, src, s_pos, s_st, shape,
                     lo_val, span, nbuckets):
@@ -233,19 +155,13 @@ def scatter_strided(op, tgt, t_pos, t_st, idx, i_pos, i_st, mult, src, s_pos, s_
     for task in prange(lines * nbuckets):
         line = task // nbuckets
         bucket = task - line * nbuckets
-        rem = line
-        pt, pi, ps = t_pos, i_pos, s_pos
-        for d in range(last - 1, -1, -1):
-            i = rem % shape[d]
-            rem //= shape[d]
-            pt += i * t_st[d]
-            pi += i * i_st[d]
-            ps += i * s_st[d]
+        pt, pi, ps = index_maps.line_positions(line, shape, t_pos, t_st, i_pos, i_st, s_pos,
+                                               s_st)
         for j in range(k):      # in order: indices along a line may repeat
             v = idx[pi + j * si]
-            if _owned(v, nbuckets, bucket, lo_val, span):
+            if index_maps.owned(v, nbuckets, bucket, lo_val, span):
                 p = pt + j * ts + v * mult
-                tgt[p] = _combine(op, tgt[p], src[ps + j * ss])
+                tgt[p] = index_maps.combine(op, tgt[p], src[ps + j * ss])
 
 
 @njit(**_PARALLEL)
@@ -271,11 +187,11 @@ def scatter_rows(op, tgt, t_pos, t_outer, mult, idx, src, outer, k, inner, lo_va
         hi = min(inner, lo + BLOCK)
         for r in range(k):      # in order: rows may name the same target row
             v = idx[r]
-            if _owned(v, nbuckets, bucket, lo_val, span):
+            if index_maps.owned(v, nbuckets, bucket, lo_val, span):
                 tp = t_pos + o * t_outer + v * mult
                 sp = (o * k + r) * inner
                 for j in range(lo, hi):
-                    tgt[tp + j] = _combine(op, tgt[tp + j], src[sp + j])
+                    tgt[tp + j] = index_maps.combine(op, tgt[tp + j], src[sp + j])
 
 
 # ---------------------------------------------------------------------------
@@ -292,11 +208,7 @@ def chunk_starts(mask):
     nchunks = (n + CHUNK - 1) // CHUNK
     starts = np.zeros(nchunks + 1, np.int64)
     for c in prange(nchunks):
-        cnt = 0
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            if mask[i]:
-                cnt += 1
-        starts[c + 1] = cnt
+        starts[c + 1] = index_maps.count_true(mask, c * CHUNK, min(n, (c + 1) * CHUNK))
     for c in range(nchunks):
         starts[c + 1] += starts[c]
     return starts
@@ -307,11 +219,7 @@ def masked_compact(src, mask, starts, out):
     """``out = src[mask]`` (flat arrays): each chunk writes from its own start."""
     n = mask.shape[0]
     for c in prange(starts.shape[0] - 1):
-        w = starts[c]
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            if mask[i]:
-                out[w] = src[i]
-                w += 1
+        index_maps.compact(src, mask, c * CHUNK, min(n, (c + 1) * CHUNK), out, starts[c])
 
 
 @njit(**_PARALLEL)
@@ -319,11 +227,7 @@ def masked_spread(tgt, mask, starts, source):
     """``tgt[mask] = source[:count]`` (flat arrays), the inverse of :func:`masked_compact`."""
     n = mask.shape[0]
     for c in prange(starts.shape[0] - 1):
-        r = starts[c]
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            if mask[i]:
-                tgt[i] = source[r]
-                r += 1
+        index_maps.spread(tgt, mask, c * CHUNK, min(n, (c + 1) * CHUNK), source, starts[c])
 
 
 @njit(**_PARALLEL)
@@ -339,13 +243,5 @@ def masked_fill(tgt, mask, value):
 def nonzero_coords(mask, shape, starts, out):
     """Row ``r`` of ``out`` (count, ndim) = multi-index of the ``r``-th true element."""
     n = mask.shape[0]
-    ndim = shape.shape[0]
     for c in prange(starts.shape[0] - 1):
-        r = starts[c]
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            if mask[i]:
-                rem = i
-                for d in range(ndim - 1, -1, -1):
-                    out[r, d] = rem % shape[d]
-                    rem //= shape[d]
-                r += 1
+        index_maps.write_coords(mask, shape, c * CHUNK, min(n, (c + 1) * CHUNK), out, starts[c])

@@ -87,15 +87,8 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
-SUM = 0
-PROD = 1
-MAX = 2
-MIN = 3
-ARGMAX = 4
-ARGMIN = 5
-ALL = 6
-ANY = 7
-NANSUM = 8
+from ..reduce_ops import ALL, ANY, ARGMAX, ARGMIN, MAX, MIN, NANSUM, PROD, SUM
+from .bodies import reduce_ops, rows
 
 _SPLIT_GRAIN = 32768   # reduced elements per parallel segment when splitting
 _TASK_GRAIN = 16384    # elements per parallel chunk of tasks in the strided drivers
@@ -257,28 +250,6 @@ def _rows_extremum(op, acc, a, b, c, d):
     else:
         for o in range(acc.shape[0]):
             acc[o] = _minimum(acc[o], _minimum(_minimum(a[o], b[o]), _minimum(c[o], d[o])))
-
-
-@njit(inline="always", cache=True)
-def _combine(op, acc, acc_i, v, vi):
-    """Merge two partial results; ``(acc, acc_i)`` comes from earlier indices."""
-    if op == SUM or op == NANSUM:
-        return acc + v, acc_i
-    elif op == PROD:
-        return acc * v, acc_i
-    elif op == MAX or op == ARGMAX:
-        if acc == acc and (v != v or v > acc):
-            return v, vi
-        return acc, acc_i
-    elif op == MIN or op == ARGMIN:
-        if acc == acc and (v != v or v < acc):
-            return v, vi
-        return acc, acc_i
-    elif op == ALL:
-        return min(acc, v), acc_i
-    elif op == ANY:
-        return max(acc, v), acc_i
-    return acc, acc_i
 
 
 # ---------------------------------------------------------------------------
@@ -523,7 +494,7 @@ def _combine_parts(op, red_shape, nsplit, part, part_i, out, out_idx):
         for s in range(1, nsplit):
             if s * seg < n_red:      # a segment past the end is empty
                 t = o * nsplit + s
-                acc, acc_i = _combine(op, acc, acc_i, part[t], part_i[t])
+                acc, acc_i = reduce_ops.combine(op, acc, acc_i, part[t], part_i[t])
         out[o] = acc
         if need_idx:
             out_idx[o] = acc_i
@@ -581,9 +552,6 @@ def extremum_cols_parallel(op, x, pos, n_outer, outer_st, n_col, n_red, red_st, 
                       task, task + 1)
 
 
-EXTREMUM_OPS = (MAX, MIN, ARGMAX, ARGMIN)
-
-
 def plan_cols(n_outer: int, n_col: int, threads: int) -> int:
     """How many columns each task of the ``*_cols`` kernels takes.
 
@@ -611,18 +579,8 @@ def plan_split(n_out: int, n_red: int, threads: int) -> int:
     return int(min(n_red // _SPLIT_GRAIN, 8 * threads))
 
 
-CUMSUM = 0
-CUMPROD = 1
-
-
 @njit(parallel=True, cache=True)
 def scan_rows(op, x, out, acc0):
-    """Running sum (op 0) or product (op 1) along each row of 2-D contiguous arrays."""
+    """Running sum or product (``rows.CUMSUM``/``CUMPROD``) along each row of 2-D arrays."""
     for r in prange(x.shape[0]):
-        acc = acc0
-        for j in range(x.shape[1]):
-            if op == CUMSUM:
-                acc += x[r, j]
-            else:
-                acc *= x[r, j]
-            out[r, j] = acc
+        rows.scan_row(op, x[r], out[r], acc0)

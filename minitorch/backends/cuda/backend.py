@@ -20,86 +20,47 @@ from __future__ import annotations
 
 import sys
 import warnings
-import weakref
 
 import numpy as np
 from numba import cuda
 
-from ...layout import coalesce, contiguous_strides, is_contiguous, loop_plan, numel
-from .. import Operand
-from . import conv as cv
-from . import elementwise as ew
-from . import index as ix
-from . import matmul as mm
-from . import optim as ok
-from . import random as rk
-from . import reduce as rd
-from . import softmax as sm
-from . import sort as sk
-from .launch import SIMULATOR, grid, seed_warning_registry
+from ...layout import coalesce, contiguous_strides, is_contiguous, numel
+from .. import index_maps, optimizer_rules, reduce_ops, rows
+from ..operand import Operand
+from ..planning import (as_bits, flat_contiguous, index_strides, one_run, plan, plan_reduce,
+                        select_as_gather, select_rows, through_float32, value_buckets,
+                        without)
+from . import conv, elementwise, index, optim, random, runtime, sort
+# (These three share their names with functions below.)
+from . import matmul as matmul_kernels
+from . import reduce as reduce_kernels
+from . import softmax as softmax_kernels
+from .launch import MAX_BLOCKS, SIMULATOR, THREADS, grid, seed_warning_registry
 
 _F16 = np.dtype(np.float16)
 _I64 = np.dtype(np.int64)
 
 
 # ---------------------------------------------------------------------------
-# devices and memory
+# devices and memory (the runtime module keeps the state)
 # ---------------------------------------------------------------------------
-_active: int | None = None          # the device whose context is current
-_allocated: dict = {}               # device index -> bytes held by live buffers
-
-
 def activate(index: int) -> None:
     """Make CUDA device ``index`` current (checked: it must exist)."""
-    global _active
-    if index == _active:
-        return
-    from ... import cuda as mt_cuda
-    count = mt_cuda.device_count()
-    if count == 0:
-        raise RuntimeError(mt_cuda.NO_CUDA_MESSAGE)
-    if index >= count:
-        raise RuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} was requested "
-                           f"but {count} CUDA device{'s are' if count > 1 else ' is'} "
-                           "available")
-    cuda.select_device(index)
-    _active = index
+    runtime.activate(index)
 
 
 def active_device() -> int:
-    return 0 if _active is None else _active
-
-
-def _owner(buf):
-    """The object whose lifetime is the allocation's (kept alive by reshaped views)."""
-    return buf._ary if SIMULATOR else buf.gpu_data
-
-
-def _release(device: int, nbytes: int) -> None:
-    _allocated[device] = _allocated.get(device, 0) - nbytes
-
-
-def _track(buf):
-    nbytes = buf.size * buf.dtype.itemsize
-    if nbytes:
-        dev = active_device()
-        try:
-            weakref.finalize(_owner(buf), _release, dev, nbytes)
-        except TypeError:       # no weak references: not counted
-            return buf
-        _allocated[dev] = _allocated.get(dev, 0) + nbytes
-    return buf
+    return runtime.active_device()
 
 
 def memory_allocated(device: int) -> int:
     """Bytes held by the buffers this backend allocated on ``device`` that are still alive."""
-    return _allocated.get(device, 0)
+    return runtime.memory_allocated(device)
 
 
 def empty_cache() -> None:
     """Free the memory whose release Numba has deferred (no-op on the simulator)."""
-    if not SIMULATOR and _active is not None:
-        cuda.current_context().deallocations.clear()
+    runtime.empty_cache()
 
 
 def synchronize() -> None:
@@ -110,19 +71,19 @@ def synchronize() -> None:
 # buffers
 # ---------------------------------------------------------------------------
 def allocate(n: int, dtype: np.dtype):
-    return _track(cuda.device_array(n, dtype))
+    return runtime.track(cuda.device_array(n, dtype))
 
 
 def zeros(n: int, dtype: np.dtype):
     buf = allocate(n, dtype)
     if n:
-        _launch(ew.fill_contiguous, n, buf, 0, n, _scalar(0, buf.dtype))
+        _launch(elementwise.fill_contiguous, n, buf, 0, n, _scalar(0, buf.dtype))
     return buf
 
 
 def from_host(arr: np.ndarray):
     """A new device buffer holding a copy of the NumPy array ``arr``."""
-    return _track(cuda.to_device(np.ascontiguousarray(arr)))
+    return runtime.track(cuda.to_device(np.ascontiguousarray(arr)))
 
 
 _SCALARS: dict = {}      # (device, dtype, bytes) -> one-element device buffer
@@ -161,7 +122,6 @@ def to_numpy(op: Operand) -> np.ndarray:
 
 
 def num_threads() -> int:
-    from .launch import MAX_BLOCKS, THREADS
     return MAX_BLOCKS * THREADS
 
 
@@ -209,19 +169,6 @@ def _tuple(t) -> tuple:
     return tuple(int(v) for v in t)
 
 
-def _plan(shape, *strides):
-    """Loop shape and strides (layout.loop_plan, as tuples); a single element becomes shape (1,), stride 1."""
-    cshape, cstrides = loop_plan(shape, *strides)
-    if not cshape:
-        return (1,), tuple((1,) for _ in strides)
-    return _tuple(cshape), tuple(_tuple(s) for s in cstrides)
-
-
-def _one_run(shape, out_st, *in_st) -> bool:
-    """Is the coalesced plan one run: out stride 1, each input stride 1 or 0 (a repeated value)?"""
-    return len(shape) == 1 and out_st[0] == 1 and all(s[0] in (0, 1) for s in in_st)
-
-
 def _scalar(value, dtype: np.dtype):
     """``value`` as a kernel argument of ``dtype`` (float16 travels as float32)."""
     dt = np.dtype(np.float32) if dtype == _F16 else dtype
@@ -236,12 +183,13 @@ def copy(src: Operand, dst: Operand) -> None:
     n = numel(dst.shape)
     if n == 0:
         return
-    shape, (ss, ds) = _plan(dst.shape, src.strides, dst.strides)
-    if _one_run(shape, ds, ss):
-        _launch(ew.copy_contiguous, n, src.data, src.offset, ss[0], dst.data, dst.offset, n)
+    shape, (ss, ds) = plan(dst.shape, src.strides, dst.strides)
+    if one_run(shape, ds, ss):
+        _launch(elementwise.copy_contiguous, n, src.data, src.offset, ss[0], dst.data,
+                dst.offset, n)
     else:
-        _launch(ew.copy_strided, n, src.data, src.offset, ss, dst.data, dst.offset, ds, shape,
-                n)
+        _launch(elementwise.copy_strided, n, src.data, src.offset, ss, dst.data, dst.offset, ds,
+                shape, n)
 
 
 def fill(dst: Operand, value) -> None:
@@ -250,20 +198,20 @@ def fill(dst: Operand, value) -> None:
     if n == 0:
         return
     v = _scalar(value, dst.data.dtype)
-    shape, (ds,) = _plan(dst.shape, dst.strides)
-    if _one_run(shape, ds):
-        _launch(ew.fill_contiguous, n, dst.data, dst.offset, n, v)
+    shape, (ds,) = plan(dst.shape, dst.strides)
+    if one_run(shape, ds):
+        _launch(elementwise.fill_contiguous, n, dst.data, dst.offset, n, v)
     else:
-        _launch(ew.fill_strided, n, dst.data, dst.offset, ds, shape, n, v)
+        _launch(elementwise.fill_strided, n, dst.data, dst.offset, ds, shape, n, v)
 
 
 # ---------------------------------------------------------------------------
 # map and zip
 # ---------------------------------------------------------------------------
 _UNARY = {
-    "fast": (ew.unary_fast_contiguous, ew.unary_fast_strided),
-    "math": (ew.unary_contiguous, ew.unary_strided),
-    "int": (ew.unary_int_contiguous, ew.unary_int_strided),
+    "fast": (elementwise.unary_fast_contiguous, elementwise.unary_fast_strided),
+    "math": (elementwise.unary_contiguous, elementwise.unary_strided),
+    "int": (elementwise.unary_int_contiguous, elementwise.unary_int_strided),
 }
 
 
@@ -274,9 +222,9 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
     if n == 0:
         return
     contiguous_kernel, strided_kernel = _UNARY[family]
-    shape, (sa, so) = _plan(out.shape, a.strides, out.strides)
+    shape, (sa, so) = plan(out.shape, a.strides, out.strides)
     extra = () if family == "int" else (float(p0), float(p1))
-    if _one_run(shape, so, sa):
+    if one_run(shape, so, sa):
         _launch(contiguous_kernel, n, op, a.data, a.offset, sa[0], out.data, out.offset, n,
                 *extra)
     else:
@@ -285,10 +233,10 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
 
 
 _BINARY = {
-    "arith": (ew.arith_contiguous, ew.arith_strided),
-    "math": (ew.binary_contiguous, ew.binary_strided),
-    "int": (ew.binary_int_contiguous, ew.binary_int_strided),
-    "compare": (ew.compare_contiguous, ew.compare_strided),
+    "arith": (elementwise.arith_contiguous, elementwise.arith_strided),
+    "math": (elementwise.binary_contiguous, elementwise.binary_strided),
+    "int": (elementwise.binary_int_contiguous, elementwise.binary_int_strided),
+    "compare": (elementwise.compare_contiguous, elementwise.compare_strided),
 }
 
 
@@ -298,8 +246,8 @@ def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith")
     if n == 0:
         return
     contiguous_kernel, strided_kernel = _BINARY[family]
-    shape, (sa, sb, so) = _plan(out.shape, a.strides, b.strides, out.strides)
-    if _one_run(shape, so, sa, sb):
+    shape, (sa, sb, so) = plan(out.shape, a.strides, b.strides, out.strides)
+    if one_run(shape, so, sa, sb):
         _launch(contiguous_kernel, n, op, a.data, a.offset, sa[0], b.data, b.offset, sb[0],
                 out.data, out.offset, n)
     else:
@@ -319,21 +267,19 @@ def where(cond: Operand, a: Operand, b: Operand, out: Operand) -> None:
     n = numel(out.shape)
     if n == 0:
         return
-    shape, (sc, sa, sb, so) = _plan(out.shape, cond.strides, a.strides, b.strides, out.strides)
-    if _one_run(shape, so, sc, sa, sb):
-        _launch(ew.where_contiguous, n, cond.data, cond.offset, sc[0], a.data, a.offset, sa[0],
-                b.data, b.offset, sb[0], out.data, out.offset, n)
+    shape, (sc, sa, sb, so) = plan(out.shape, cond.strides, a.strides, b.strides, out.strides)
+    if one_run(shape, so, sc, sa, sb):
+        _launch(elementwise.where_contiguous, n, cond.data, cond.offset, sc[0], a.data,
+                a.offset, sa[0], b.data, b.offset, sb[0], out.data, out.offset, n)
     else:
-        _launch(ew.where_strided, n, cond.data, cond.offset, sc, a.data, a.offset, sa, b.data,
-                b.offset, sb, out.data, out.offset, so, shape, n)
+        _launch(elementwise.where_strided, n, cond.data, cond.offset, sc, a.data, a.offset, sa,
+                b.data, b.offset, sb, out.data, out.offset, so, shape, n)
 
 
 # ---------------------------------------------------------------------------
 # reductions
 # ---------------------------------------------------------------------------
-REDUCE_OPS = {"sum": rd.SUM, "prod": rd.PROD, "max": rd.MAX, "min": rd.MIN,
-              "argmax": rd.ARGMAX, "argmin": rd.ARGMIN, "all": rd.ALL, "any": rd.ANY,
-              "nansum": rd.NANSUM}
+REDUCE_OPS = reduce_ops.CODES     # op name -> op code
 
 #: Threads worth filling with partial reductions, the fewest elements per part, and
 #: the most parts per output (one thread folds an output's parts in the second pass).
@@ -356,34 +302,27 @@ def reduce(op: str, a: Operand, dims: tuple, out, out_idx=None) -> None:
     element (max/min/argmax/argmin).  Sums and products accumulate in
     float64 or int64, as on the CPU.
     """
-    code = REDUCE_OPS[op]
-    keep = [d for d in range(len(a.shape)) if d not in dims]
-    keep_shape, (keep_st,) = coalesce([a.shape[d] for d in keep], [a.strides[d] for d in keep])
-    red_shape, (red_st,) = coalesce([a.shape[d] for d in dims], [a.strides[d] for d in dims])
-    n_out = numel(keep_shape)
-    n_red = numel(red_shape)
+    planned = plan_reduce(REDUCE_OPS[op], a, dims, memory_order=False)
+    code, n_out, n_red, acc0 = planned.code, planned.n_out, planned.n_red, planned.acc0
     if n_out == 0:
         return
-    floating = a.data.dtype.kind == "f"
-    one = code in (rd.PROD, rd.ALL)
-    acc0 = (np.float64(1.0 if one else 0.0) if floating else np.int64(1 if one else 0))
     if out_idx is None:
         out_idx = allocate(n_out, _I64)
+    keep_shape, keep_st = planned.keep_shape, planned.keep_strides
     if not keep_shape:
         keep_shape, keep_st = (1,), (0,)
-    if not red_shape:
-        red_shape, red_st = (1,), (0,)
     nsplit = plan_split(n_out, n_red)
     if nsplit == 1:
         part, part_i = out, out_idx
     else:
         part = allocate(n_out * nsplit, np.dtype(type(acc0)))
         part_i = allocate(n_out * nsplit, _I64)
-    _launch(rd.reduce_partial, n_out * nsplit, code, a.data, a.offset, _tuple(keep_shape),
-            _tuple(keep_st), _tuple(red_shape), _tuple(red_st), n_out, n_red, nsplit, acc0,
-            part, part_i)
+    _launch(reduce_kernels.reduce_partial, n_out * nsplit, code, a.data, a.offset,
+            _tuple(keep_shape), _tuple(keep_st), _tuple(planned.red_shape),
+            _tuple(planned.red_strides), n_out, n_red, nsplit, acc0, part, part_i)
     if nsplit > 1:
-        _launch(rd.reduce_combine, n_out, code, part, part_i, nsplit, n_out, out, out_idx)
+        _launch(reduce_kernels.reduce_combine, n_out, code, part, part_i, nsplit, n_out, out,
+                out_idx)
 
 
 def scan(op: str, x, out) -> None:
@@ -391,9 +330,9 @@ def scan(op: str, x, out) -> None:
     if x.size == 0:
         return
     floating = out.dtype.kind == "f"
-    code = rd.CUMSUM if op == "cumsum" else rd.CUMPROD
-    one = 1 if code == rd.CUMPROD else 0
-    _launch(rd.scan_rows, x.shape[0], code, x, out,
+    code = rows.CUMSUM if op == "cumsum" else rows.CUMPROD
+    one = 1 if code == rows.CUMPROD else 0
+    _launch(reduce_kernels.scan_rows, x.shape[0], code, x, out,
             np.float64(one) if floating else np.int64(one))
 
 
@@ -403,13 +342,13 @@ def scan(op: str, x, out) -> None:
 def softmax(x, out, log: bool) -> None:
     """``out[r] = softmax(x[r])`` (``log_softmax`` if ``log``) for each row of ``x``."""
     if x.size:
-        _launch(sm.softmax_rows, x.shape[0], x, out, bool(log))
+        _launch(softmax_kernels.softmax_rows, x.shape[0], x, out, bool(log))
 
 
 def softmax_backward(g, y, out, log: bool) -> None:
     """The input gradient of softmax / log_softmax from the output ``y`` and its gradient ``g``."""
     if g.size:
-        _launch(sm.softmax_backward_rows, g.shape[0], g, y, out, bool(log))
+        _launch(softmax_kernels.softmax_backward_rows, g.shape[0], g, y, out, bool(log))
 
 
 def _class_weight(weight, like):
@@ -420,17 +359,18 @@ def _class_weight(weight, like):
 
 def nll_loss(logp, target, weight, ignore_index: int, losses, weights) -> int:
     """Per-row losses and weights; returns the first row with a bad target, or -1."""
-    rows = target.shape[0]
-    if not rows:
+    n_rows = target.shape[0]
+    if not n_rows:
         return -1
-    bad = from_host(np.array([rows], np.int64))
-    _launch(sm.first_bad_target, rows, target, np.int64(logp.shape[1]), np.int64(ignore_index),
-            bad)
+    bad = from_host(np.array([n_rows], np.int64))
+    _launch(softmax_kernels.first_bad_target, n_rows, target, np.int64(logp.shape[1]),
+            np.int64(ignore_index), bad)
     first = int(bad.copy_to_host()[0])
-    if first < rows:
+    if first < n_rows:
         return first
     w, has = _class_weight(weight, logp)
-    _launch(sm.nll_rows, rows, logp, target, w, has, np.int64(ignore_index), losses, weights)
+    _launch(softmax_kernels.nll_rows, n_rows, logp, target, w, has, np.int64(ignore_index),
+            losses, weights)
     return -1
 
 
@@ -438,7 +378,8 @@ def nll_loss_backward(target, weight, ignore_index: int, out) -> None:
     """``out[r] = -weight[target[r]]`` at the target's column, 0 elsewhere (targets checked)."""
     if out.size:
         w, has = _class_weight(weight, out)
-        _launch(sm.nll_backward_rows, out.shape[0], target, w, has, np.int64(ignore_index), out)
+        _launch(softmax_kernels.nll_backward_rows, out.shape[0], target, w, has,
+                np.int64(ignore_index), out)
 
 
 # ---------------------------------------------------------------------------
@@ -450,8 +391,8 @@ def matmul(a: Operand, b: Operand, out) -> None:
     n = b.shape[2]
     if out.size == 0:
         return
-    blocks = mm.blocks(batch, m, n)
-    kernel = mm.matmul_tiled[blocks, mm.THREADS]
+    blocks = matmul_kernels.blocks(batch, m, n)
+    kernel = matmul_kernels.matmul_tiled[blocks, matmul_kernels.THREADS]
     args = (a.data, a.offset, _tuple(a.strides), b.data, b.offset, _tuple(b.strides), out,
             m, n, k)
     if SIMULATOR:
@@ -464,26 +405,31 @@ def random_fill(kind: str, buf, seed: np.uint64, offset: np.uint64, *params) -> 
     """Fill the contiguous ``buf`` from the counter-based stream ``(seed, offset)``."""
     n = buf.shape[0]
     if kind == "uniform":
-        _launch(rk.fill_uniform, n, buf, seed, offset, float(params[0]), float(params[1]))
+        _launch(random.fill_uniform, n, buf, seed, offset, float(params[0]), float(params[1]))
     elif kind == "normal":
-        _launch(rk.fill_normal, (n + 1) // 2, buf, seed, offset, float(params[0]),
+        _launch(random.fill_normal, (n + 1) // 2, buf, seed, offset, float(params[0]),
                 float(params[1]))
     elif kind == "randint":
-        _launch(rk.fill_randint, n, buf, seed, offset, np.int64(params[0]),
+        _launch(random.fill_randint, n, buf, seed, offset, np.int64(params[0]),
                 np.int64(params[1]))
     elif kind == "bernoulli":
-        _launch(rk.fill_bernoulli, n, buf, params[0], seed, offset)
+        _launch(random.fill_bernoulli, n, buf, params[0], seed, offset)
     elif kind == "bernoulli_scalar":
-        _launch(rk.fill_bernoulli_scalar, n, buf, float(params[0]), seed, offset)
+        _launch(random.fill_bernoulli_scalar, n, buf, float(params[0]), seed, offset)
     elif kind == "randperm":
-        _launch(rk.randperm, 1, buf, seed, offset)
+        _launch(random.randperm, 1, buf, seed, offset)
     elif kind == "multinomial":
         probs, num_samples, replacement = params
-        rows, k = probs.shape
+        n_rows, k = probs.shape
         d_probs = from_host(np.ascontiguousarray(probs, dtype=np.float64))
-        arrival = allocate(1 if replacement else rows * k, np.dtype(np.float64))
-        _launch(rk.multinomial, rows, d_probs, int(num_samples), bool(replacement), buf, seed,
-                offset, arrival.reshape((1, 1) if replacement else (rows, k)))
+        # Work rows (a GPU thread cannot allocate): the CDF or the arrival
+        # times, and the sort's two rows of positions (not needed with replacement).
+        m = 0 if replacement else k
+        scratch = allocate(n_rows * k, np.dtype(np.float64)).reshape((n_rows, k))
+        order = allocate(n_rows * m, _I64).reshape((n_rows, m))
+        order_tmp = allocate(n_rows * m, _I64).reshape((n_rows, m))
+        _launch(random.multinomial, n_rows, d_probs, int(num_samples), bool(replacement), buf,
+                seed, offset, scratch, order, order_tmp)
     else:
         raise ValueError(f"unknown random fill {kind!r}")
 
@@ -492,40 +438,11 @@ def random_fill(kind: str, buf, seed: np.uint64, offset: np.uint64, *params) -> 
 # index kernels (see index.py).  Callers validate every index first: these
 # functions trust that each index is in range and non-negative.
 # ---------------------------------------------------------------------------
-SCATTER_OPS = {"set": ix.SET, "add": ix.ADD, "multiply": ix.MUL}
+SCATTER_OPS = index_maps.SCATTER_CODES     # op name -> combine code
 #: Dtypes that CUDA can add atomically.
 _ATOMIC_ADD = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64)}
 #: Threads that the min/max of an index tensor is split over.
 _BOUNDS_THREADS = 4 if SIMULATOR else 4096
-
-
-def _bits(op: Operand) -> Operand:
-    """float16 data seen as uint16: moving elements needs no float16 arithmetic."""
-    if op.data.dtype == _F16:
-        return op._replace(data=op.data.view(np.uint16))
-    return op
-
-
-def _via_float32(fn, tgt: Operand, src: Operand, *args) -> None:
-    """Run a combining (add/multiply) scatter on float16 data through float32 copies."""
-    t32 = allocate(numel(tgt.shape), np.dtype(np.float32))
-    t_op = Operand(t32, tgt.shape, contiguous_strides(tgt.shape), 0)
-    copy(tgt, t_op)
-    s32 = allocate(numel(src.shape), np.dtype(np.float32))
-    s_op = Operand(s32, src.shape, contiguous_strides(src.shape), 0)
-    copy(src, s_op)
-    fn(t_op, s_op, *args)
-    copy(t_op, tgt)
-
-
-def _flat_contiguous(op: Operand):
-    """The elements of ``op`` as a flat contiguous device array (a slice, else a copy)."""
-    n = numel(op.shape)
-    if is_contiguous(op.shape, op.strides):
-        return op.data[op.offset: op.offset + n]
-    tmp = allocate(n, op.data.dtype)
-    copy(op, Operand(tmp, op.shape, contiguous_strides(op.shape), 0))
-    return tmp
 
 
 def index_bounds(idx) -> tuple:
@@ -534,18 +451,14 @@ def index_bounds(idx) -> tuple:
     t = min(n, _BOUNDS_THREADS)
     los = allocate(t, _I64)
     his = allocate(t, _I64)
-    _launch(ix.bounds_partial, t, idx, n, los, his)
+    _launch(index.bounds_partial, t, idx, n, los, his)
     return int(los.copy_to_host().min()), int(his.copy_to_host().max())
 
 
 def add_index_offsets(acc, idx, size: int, stride: int) -> None:
     """``acc += (idx wrapped into [0, size)) * stride`` (contiguous int64 arrays)."""
     if acc.shape[0]:
-        _launch(ix.add_index_offsets, acc.shape[0], acc, idx, np.int64(size), np.int64(stride))
-
-
-def _without(t: tuple, d: int) -> tuple:
-    return tuple(t[:d]) + tuple(t[d + 1:])
+        _launch(index.add_index_offsets, acc.shape[0], acc, idx, np.int64(size), np.int64(stride))
 
 
 def gather(src: Operand, dim: int, idx: Operand, out: Operand) -> None:
@@ -553,23 +466,12 @@ def gather(src: Operand, dim: int, idx: Operand, out: Operand) -> None:
     n = numel(out.shape)
     if n == 0:
         return
-    src, out = _bits(src), _bits(out)
+    src, out = as_bits(src), as_bits(out)
     mult = src.strides[dim]
     s_st = src.strides[:dim] + (0,) + src.strides[dim + 1:]
-    shape, (ss, ist, ost) = _plan(out.shape, s_st, idx.strides, out.strides)
-    _launch(ix.gather_strided, n, src.data, src.offset, ss, idx.data, idx.offset, ist,
+    shape, (ss, ist, ost) = plan(out.shape, s_st, idx.strides, out.strides)
+    _launch(index.gather_strided, n, src.data, src.offset, ss, idx.data, idx.offset, ist,
             np.int64(mult), out.data, out.offset, ost, shape, n)
-
-
-def _rows_plan(shape: tuple, dim: int, strides: tuple):
-    """``(outer, outer_stride, inner)`` if the dims before ``dim`` merge into one and
-    the dims after it form one run of stride 1; else ``None`` (as on the CPU)."""
-    oshape, (ost,) = coalesce(shape[:dim], strides[:dim])
-    ishape, (ist,) = coalesce(shape[dim + 1:], strides[dim + 1:])
-    if len(oshape) > 1 or len(ishape) > 1 or (ishape and ist[0] != 1):
-        return None
-    return (oshape[0] if oshape else 1, ost[0] if oshape else 0,
-            ishape[0] if ishape else 1)
 
 
 def index_select(src: Operand, dim: int, idx, out: Operand) -> None:
@@ -577,63 +479,54 @@ def index_select(src: Operand, dim: int, idx, out: Operand) -> None:
     n = numel(out.shape)
     if n == 0:
         return
-    src, out = _bits(src), _bits(out)
-    plan = _rows_plan(out.shape, dim, src.strides)
-    if plan is not None and is_contiguous(out.shape, out.strides):
-        outer, s_outer, inner = plan
+    src, out = as_bits(src), as_bits(out)
+    row_plan = select_rows(src, dim, out)
+    if row_plan is not None:
+        outer, s_outer, inner = row_plan
         dst = out.data[out.offset: out.offset + n]
-        _launch(ix.gather_rows, n, src.data, src.offset, s_outer, src.strides[dim], idx, dst,
+        _launch(index.gather_rows, n, src.data, src.offset, s_outer, src.strides[dim], idx, dst,
                 outer, idx.shape[0], inner)
         return
-    i_st = tuple(1 if d == dim else 0 for d in range(len(out.shape)))
-    gather(Operand(src.data, out.shape, src.strides, src.offset), dim,
-           Operand(idx, out.shape, i_st, 0), out)
+    source, index_operand = select_as_gather(src, dim, idx, out)
+    gather(source, dim, index_operand, out)
 
 
 def scatter(op: str, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None:
-    """``tgt[p with coordinate dim replaced by idx[p]] (op)= src[p]`` over ``idx``'s shape.
-
-    ``op`` is 'set', 'add' or 'multiply'.  ``tgt`` must not have two
-    elements at one memory location; ``src`` must not overlap ``tgt``.
-    """
+    """The scatter of ``cpu/backend.py``: 'add' with atomic adds where CUDA has them, else
+    (and for 'set' and 'multiply') the owner-computes kernel (see ``index.py``)."""
     n = numel(idx.shape)
     if n == 0:
         return
     if tgt.data.dtype == _F16 and op != "set":
-        _via_float32(lambda t, s: scatter(op, t, dim, idx, s), tgt,
-                     Operand(src.data, idx.shape, src.strides, src.offset))
+        through_float32(lambda t, s: scatter(op, t, dim, idx, s), tgt,
+                        Operand(src.data, idx.shape, src.strides, src.offset), allocate, copy)
         return
     mult = tgt.strides[dim]
     if op == "add" and tgt.data.dtype in _ATOMIC_ADD:
         t_st = tgt.strides[:dim] + (0,) + tgt.strides[dim + 1:]
-        shape, (tst, ist, sst) = _plan(idx.shape, t_st, idx.strides, src.strides)
-        _launch(ix.scatter_add_atomic, n, tgt.data, tgt.offset, tst, idx.data, idx.offset, ist,
+        shape, (tst, ist, sst) = plan(idx.shape, t_st, idx.strides, src.strides)
+        _launch(index.scatter_add_atomic, n, tgt.data, tgt.offset, tst, idx.data, idx.offset, ist,
                 np.int64(mult), src.data, src.offset, sst, shape, n)
         return
-    tgt, src = _bits(tgt), _bits(src)
+    tgt, src = as_bits(tgt), as_bits(src)
     shape = idx.shape
-    lines, (tst, ist, sst) = coalesce(_without(shape, dim), _without(tgt.strides, dim),
-                                      _without(idx.strides, dim), _without(src.strides, dim))
+    lines, (tst, ist, sst) = coalesce(without(shape, dim), without(tgt.strides, dim),
+                                      without(idx.strides, dim), without(src.strides, dim))
     k = shape[dim]
     n_lines = numel(lines)
     lo, span, nb = _buckets(n_lines, k, idx)
-    _launch(ix.scatter_owner, n_lines * nb, SCATTER_OPS[op], tgt.data, tgt.offset,
+    _launch(index.scatter_owner, n_lines * nb, SCATTER_OPS[op], tgt.data, tgt.offset,
             _tuple(tst + (0,)), idx.data, idx.offset, _tuple(ist + (idx.strides[dim],)),
             np.int64(mult), src.data, src.offset, _tuple(sst + (src.strides[dim],)),
             _tuple(lines + (k,)), n_lines, lo, span, nb)
 
 
 def _buckets(lines: int, k: int, idx: Operand) -> tuple:
-    """``(lo, span, nbuckets)``: cut the index values into ranges when there are fewer
-    lines than threads worth running (see ``index.scatter_owner``)."""
-    from .launch import MAX_BLOCKS, THREADS
-    threads = MAX_BLOCKS * THREADS
-    if lines >= threads or k < 2 or not is_contiguous(idx.shape, idx.strides):
-        return np.int64(0), np.int64(1), np.int64(1)
-    lo, hi = index_bounds(idx.data[idx.offset: idx.offset + numel(idx.shape)])
-    span = hi - lo + 1
-    nb = min(span, -(-threads // lines))
-    return np.int64(lo), np.int64(span), np.int64(nb)
+    """``(lo, span, nbuckets)`` for ``index.scatter_owner`` (``planning.value_buckets``)."""
+    def bounds() -> tuple:
+        return index_bounds(idx.data[idx.offset: idx.offset + numel(idx.shape)])
+    contiguous = is_contiguous(idx.shape, idx.strides)
+    return value_buckets(lines, k, num_threads(), bounds if contiguous else None)
 
 
 def index_reduce(op: str, tgt: Operand, dim: int, idx, src: Operand) -> None:
@@ -645,16 +538,16 @@ def index_reduce(op: str, tgt: Operand, dim: int, idx, src: Operand) -> None:
     """
     if numel(src.shape) == 0:
         return
-    i_st = tuple(1 if d == dim else 0 for d in range(len(src.shape)))
+    i_st = index_strides(len(src.shape), dim)
     scatter(op, tgt, dim, Operand(idx, src.shape, i_st, 0), src)
 
 
 def _starts(flat_mask) -> np.ndarray:
     """Host array: where each chunk's first true element goes; the last entry is the total."""
     n = flat_mask.shape[0]
-    nchunks = -(-n // ix.CHUNK)
+    nchunks = -(-n // index.CHUNK)
     counts = allocate(nchunks, _I64)
-    _launch(ix.chunk_counts, nchunks, flat_mask, n, counts)
+    _launch(index.chunk_counts, nchunks, flat_mask, n, counts)
     starts = np.zeros(nchunks + 1, np.int64)
     np.cumsum(counts.copy_to_host(), out=starts[1:])
     return starts
@@ -662,29 +555,29 @@ def _starts(flat_mask) -> np.ndarray:
 
 def masked_select(src: Operand, mask: Operand):
     """The elements of ``src`` where ``mask`` (same shape) is true, in row-major order."""
-    flat_mask = _flat_contiguous(mask)
+    flat_mask = flat_contiguous(mask, allocate, copy)
     if flat_mask.shape[0] == 0:
         return allocate(0, src.data.dtype)
     starts = _starts(flat_mask)
     out = allocate(int(starts[-1]), src.data.dtype)
     if out.shape[0]:
-        bits = _bits(src)
+        bits = as_bits(src)
         out_bits = out.view(np.uint16) if out.dtype == _F16 else out
-        _launch(ix.masked_compact, starts.shape[0] - 1, _flat_contiguous(bits), flat_mask,
-                flat_mask.shape[0], from_host(starts), out_bits)
+        _launch(index.masked_compact, starts.shape[0] - 1, flat_contiguous(bits, allocate, copy),
+                flat_mask, flat_mask.shape[0], from_host(starts), out_bits)
     return out
 
 
 def masked_scatter(tgt, mask: Operand, source) -> None:
     """Flat contiguous ``tgt[mask] = source[:count]``.  Caller checks sizes."""
-    flat_mask = _flat_contiguous(mask)
+    flat_mask = flat_contiguous(mask, allocate, copy)
     if flat_mask.shape[0] == 0:
         return
     starts = _starts(flat_mask)
     if starts[-1]:
         if tgt.dtype == _F16:
             tgt, source = tgt.view(np.uint16), source.view(np.uint16)
-        _launch(ix.masked_spread, starts.shape[0] - 1, tgt, flat_mask, flat_mask.shape[0],
+        _launch(index.masked_spread, starts.shape[0] - 1, tgt, flat_mask, flat_mask.shape[0],
                 from_host(starts), source)
 
 
@@ -692,7 +585,7 @@ def count_true(mask: Operand) -> int:
     """How many elements of the bool operand are true."""
     if numel(mask.shape) == 0:
         return 0
-    return int(_starts(_flat_contiguous(mask))[-1])
+    return int(_starts(flat_contiguous(mask, allocate, copy))[-1])
 
 
 def masked_fill(tgt, mask: Operand, value) -> None:
@@ -703,7 +596,7 @@ def masked_fill(tgt, mask: Operand, value) -> None:
             tgt = tgt.view(np.uint16)
         else:
             v = _scalar(value, tgt.dtype)
-        _launch(ix.masked_fill, tgt.shape[0], tgt, _flat_contiguous(mask), v)
+        _launch(index.masked_fill, tgt.shape[0], tgt, flat_contiguous(mask, allocate, copy), v)
 
 
 def nonzero(mask: Operand):
@@ -711,12 +604,12 @@ def nonzero(mask: Operand):
     ndim = len(mask.shape)
     if numel(mask.shape) == 0:
         return allocate(0, _I64).reshape((0, ndim))
-    flat_mask = _flat_contiguous(mask)
+    flat_mask = flat_contiguous(mask, allocate, copy)
     starts = _starts(flat_mask)
     count = int(starts[-1])
     out = allocate(count * ndim, _I64).reshape((count, ndim))
     if count and ndim:
-        _launch(ix.nonzero_coords, starts.shape[0] - 1, flat_mask, flat_mask.shape[0],
+        _launch(index.nonzero_coords, starts.shape[0] - 1, flat_mask, flat_mask.shape[0],
                 _tuple(mask.shape), from_host(starts), out)
     return out
 
@@ -731,7 +624,7 @@ def sort_rows(keys, descending: bool, k: int | None = None) -> tuple:
     indices = allocate(rows * n, _I64).reshape((rows, n))
     if rows * n:
         scratch = allocate(rows * n, _I64).reshape((rows, n))
-        _launch(sk.sort_rows, rows, keys, bool(descending), values, indices, scratch)
+        _launch(sort.sort_rows, rows, keys, bool(descending), values, indices, scratch)
     if k is not None and k < n:
         return _first_columns(values, k), _first_columns(indices, k)
     return values, indices
@@ -754,7 +647,7 @@ def unique_sorted(values, order) -> tuple:
     if n == 0:
         return uniq, inverse, counts
     groups = allocate(1, _I64)
-    _launch(sk.unique_sorted, 1, values, order, uniq, inverse, counts, groups)
+    _launch(sort.unique_sorted, 1, values, order, uniq, inverse, counts, groups)
     m = int(groups.copy_to_host()[0])
     return uniq[:m], inverse, counts[:m]
 
@@ -765,44 +658,50 @@ def unique_sorted(values, order) -> tuple:
 def im2col(x, geometry: tuple, cols) -> None:
     """Receptive fields of ``x`` (N, C, H, W) as columns of ``cols`` (N, C*kh*kw, L)."""
     if cols.size:
-        _launch(cv.im2col, cols.size, x, *geometry, cols)
+        _launch(conv.im2col, cols.size, x, *geometry, cols)
 
 
 def col2im(cols, geometry: tuple, x) -> None:
     """Sum the columns back into the image ``x`` (the backward of im2col)."""
     if x.size:
-        _launch(cv.col2im, x.size, cols, *geometry, x, _scalar(0, x.dtype))
+        _launch(conv.col2im, x.size, cols, *geometry, x, _scalar(0, x.dtype))
 
 
 def im2col_batch(x, geometry: tuple, cols) -> None:
     """Like im2col, but columns of all samples side by side: cols (C*kh*kw, N*L)."""
     if cols.size:
-        _launch(cv.im2col_batch, cols.size, x, *geometry, cols)
+        _launch(conv.im2col_batch, cols.size, x, *geometry, cols)
 
 
 def col2im_batch(cols, geometry: tuple, x) -> None:
     if x.size:
-        _launch(cv.col2im_batch, x.size, cols, *geometry, x, _scalar(0, x.dtype))
+        _launch(conv.col2im_batch, x.size, cols, *geometry, x, _scalar(0, x.dtype))
 
 
 def max_pool2d(x, geometry: tuple, out, idx) -> None:
     if out.size:
-        _launch(cv.max_pool2d, out.size, x, *geometry, out, idx)
+        _launch(conv.max_pool2d, out.size, x, *geometry, out, idx)
 
 
 def max_pool2d_backward(grad, idx, out) -> None:
     if out.size:
-        _launch(ew.fill_contiguous, out.size, out.reshape(out.size), 0, out.size,
+        _launch(elementwise.fill_contiguous, out.size, out.reshape(out.size), 0, out.size,
                 _scalar(0, out.dtype))
     if grad.size:
-        _launch(cv.max_pool2d_backward, grad.size, grad, idx, out)
+        _launch(conv.max_pool2d_backward, grad.size, grad, idx, out)
 
 
 # ---------------------------------------------------------------------------
 # optimizer updates (kernels in optim.py; all arrays contiguous, one dtype)
 # ---------------------------------------------------------------------------
-def fused_update(kind: str, arrays: list, hyper: tuple) -> None:
-    """Run the in-place update kernel ``kind`` ('sgd', 'adam', 'rmsprop', 'adagrad')."""
+def fused_update(hyper: optimizer_rules.OptimizerStep, arrays: list, *unused: object) -> None:
+    """Apply one optimizer step in place: the rule named by the record's type.
+
+    ``hyper`` is an ``optimizer_rules`` record (``SGDStep``, ``AdamStep``,
+    ...); ``arrays`` are the parameter, its gradient and the rule's state
+    arrays (``hyper.STATE``), all contiguous and of one float dtype.
+    (Anything after them is ignored.)
+    """
     n = arrays[0].shape[0]
     if n:
-        _launch(getattr(ok, kind), n, *arrays, *hyper)
+        _launch(getattr(optim, optimizer_rules.KERNELS[type(hyper)]), n, *arrays, hyper)

@@ -20,26 +20,9 @@ All arrays are contiguous; ``geometry`` is ``(kh, kw, sh, sw, ph, pw, dh,
 dw, oh, ow)``.
 """
 
-import math
-
 from numba import cuda
 
-
-@cuda.jit(device=True)
-def _source(o, k, stride, pad, dil, size):
-    """Input coordinate read by output ``o`` at kernel offset ``k``, or -1 if padding."""
-    v = o * stride - pad + k * dil
-    return v if 0 <= v < size else -1
-
-
-@cuda.jit(device=True)
-def _target(v, k, stride, pad, dil, out_size):
-    """Output coordinate whose kernel offset ``k`` reads input ``v``, or -1 if none."""
-    t = v + pad - k * dil
-    if t < 0 or t % stride != 0:
-        return -1
-    o = t // stride
-    return o if o < out_size else -1
+from .bodies import index_maps
 
 
 @cuda.jit(cache=True)
@@ -56,8 +39,8 @@ def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
         ch = row // (kh * kw)
         i = (row // kw) % kh
         j = row % kw
-        iy = _source(col // ow, i, sh, ph, dh, h)
-        ix = _source(col % ow, j, sw, pw, dw, w)
+        iy = index_maps.source(col // ow, i, sh, ph, dh, h)
+        ix = index_maps.source(col % ow, j, sw, pw, dw, w)
         cols[b, row, col] = x[b, ch, iy, ix] if iy >= 0 and ix >= 0 else 0
 
 
@@ -76,11 +59,11 @@ def col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, zero):
         xx = e % w
         acc = zero
         for i in range(kh):
-            y = _target(yy, i, sh, ph, dh, oh)
+            y = index_maps.target(yy, i, sh, ph, dh, oh)
             if y < 0:
                 continue
             for j in range(kw):
-                xo = _target(xx, j, sw, pw, dw, ow)
+                xo = index_maps.target(xx, j, sw, pw, dw, ow)
                 if xo >= 0:
                     acc += cols[b, (ch * kh + i) * kw + j, y * ow + xo]
         x[b, ch, yy, xx] = acc
@@ -100,8 +83,8 @@ def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
         ch = row // (kh * kw)
         i = (row // kw) % kh
         j = row % kw
-        iy = _source(col // ow, i, sh, ph, dh, h)
-        ix = _source(col % ow, j, sw, pw, dw, w)
+        iy = index_maps.source(col // ow, i, sh, ph, dh, h)
+        ix = index_maps.source(col % ow, j, sw, pw, dw, w)
         cols[row, rest] = x[b, ch, iy, ix] if iy >= 0 and ix >= 0 else 0
 
 
@@ -117,11 +100,11 @@ def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, zero):
         xx = e % w
         acc = zero
         for i in range(kh):
-            y = _target(yy, i, sh, ph, dh, oh)
+            y = index_maps.target(yy, i, sh, ph, dh, oh)
             if y < 0:
                 continue
             for j in range(kw):
-                xo = _target(xx, j, sw, pw, dw, ow)
+                xo = index_maps.target(xx, j, sw, pw, dw, ow)
                 if xo >= 0:
                     acc += cols[(ch * kh + i) * kw + j, b * L + y * ow + xo]
         x[b, ch, yy, xx] = acc
@@ -139,24 +122,8 @@ def max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx):
         ch = (e // (oh * ow)) % c
         y = (e // ow) % oh
         xo = e % ow
-        best = -math.inf
-        best_i = -1
-        for i in range(kh):
-            iy = _source(y, i, sh, ph, dh, h)
-            if iy < 0:
-                continue
-            for j in range(kw):
-                ix = _source(xo, j, sw, pw, dw, w)
-                if ix < 0:
-                    continue
-                v = x[b, ch, iy, ix]
-                if best_i == -1 or v > best or v != v:
-                    best = v
-                    best_i = iy * w + ix
-                    if v != v:
-                        break
-        out[b, ch, y, xo] = best
-        idx[b, ch, y, xo] = best_i
+        out[b, ch, y, xo], idx[b, ch, y, xo] = index_maps.window_max(
+            x, b, ch, y, xo, kh, kw, sh, sw, ph, pw, dh, dw)
 
 
 @cuda.jit(cache=True)

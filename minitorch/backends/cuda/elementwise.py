@@ -1,8 +1,8 @@
 """CUDA kernels for elementwise work: strided copy (with cast), fill, map, zip, where.
 
 The same families and op codes as ``cpu/elementwise.py``, and the same
-scalar functions: :mod:`minitorch.backends.scalar_ops` is compiled here a
-second time, for the GPU, with ``cuda.jit(device=True)``.  So ``a + b`` on a
+scalar functions: :mod:`minitorch.backends.scalar_ops` is compiled a second
+time, for the GPU, with ``cuda.jit(device=True)`` (``cuda/bodies.py``).  So ``a + b`` on a
 GPU runs exactly the arithmetic it runs on the CPU; only the loop differs.
 
 On the CPU a few threads each walk a long chunk of the output.  On the GPU
@@ -20,7 +20,7 @@ Each family has two kernels, as on the CPU:
   threads read neighbouring addresses, which the hardware coalesces;
 * a **strided** kernel: thread ``i`` turns its flat index into a multi-index
   with ``%`` and ``//`` (last dimension first) and each operand's position
-  from its strides (``_pos2``/``_pos3``/``_pos4``).  A CPU thread moves like
+  from its strides (``index_maps.positions2``/``3``/``4``).  A CPU thread moves like
   an odometer from one element to the next; a GPU thread jumps, so it
   computes each position from scratch.
 
@@ -32,62 +32,7 @@ there are few.
 
 from numba import cuda
 
-from .. import scalar_ops
-from .launch import device_function
-
-# Numba's disk cache checks only this file's text, not scalar_ops.py, whose
-# functions are compiled into the kernels below.  So this file carries
-# scalar_ops.py's hash, as cpu/elementwise.py does (checked by
-# tests/test_cuda.py::test_cuda_kernels_carry_the_hash_of_scalar_ops).
-SCALAR_OPS_SHA256 = "70c0bbb3bfe2d7c44fbfb8d1f60e28284d4962813868572c60cff36f2cb6bdbb"
-
-_unary_fast = device_function(scalar_ops.unary_fast)
-_unary = device_function(scalar_ops.unary)
-_unary_int = device_function(scalar_ops.unary_int)
-_arith = device_function(scalar_ops.arith)
-_binary = device_function(scalar_ops.binary)
-_binary_int = device_function(scalar_ops.binary_int)
-_compare = device_function(scalar_ops.compare)
-
-
-# ---------------------------------------------------------------------------
-# Flat index -> positions, for the strided kernels.
-# ---------------------------------------------------------------------------
-@cuda.jit(device=True)
-def _pos2(i, shape, a_st, a0, o_st, o0):
-    """Positions in ``a`` and ``out`` of element ``i`` (row-major over ``shape``)."""
-    for d in range(len(shape) - 1, -1, -1):
-        n = shape[d]
-        k = i % n
-        i //= n
-        a0 += k * a_st[d]
-        o0 += k * o_st[d]
-    return a0, o0
-
-
-@cuda.jit(device=True)
-def _pos3(i, shape, a_st, a0, b_st, b0, o_st, o0):
-    for d in range(len(shape) - 1, -1, -1):
-        n = shape[d]
-        k = i % n
-        i //= n
-        a0 += k * a_st[d]
-        b0 += k * b_st[d]
-        o0 += k * o_st[d]
-    return a0, b0, o0
-
-
-@cuda.jit(device=True)
-def _pos4(i, shape, c_st, c0, a_st, a0, b_st, b0, o_st, o0):
-    for d in range(len(shape) - 1, -1, -1):
-        n = shape[d]
-        k = i % n
-        i //= n
-        c0 += k * c_st[d]
-        a0 += k * a_st[d]
-        b0 += k * b_st[d]
-        o0 += k * o_st[d]
-    return c0, a0, b0, o0
+from .bodies import index_maps, scalar_ops
 
 
 # ---------------------------------------------------------------------------
@@ -102,7 +47,7 @@ def copy_contiguous(a, a0, sa, out, o0, n):
 @cuda.jit(cache=True)
 def copy_strided(a, a0, a_st, out, o0, o_st, shape, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, po = _pos2(i, shape, a_st, a0, o_st, o0)
+        pa, po = index_maps.positions2(i, shape, a_st, a0, o_st, o0)
         out[po] = a[pa]
 
 
@@ -115,7 +60,7 @@ def fill_contiguous(out, o0, n, value):
 @cuda.jit(cache=True)
 def fill_strided(out, o0, o_st, shape, n, value):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        po, _ = _pos2(i, shape, o_st, o0, o_st, o0)
+        po, _ = index_maps.positions2(i, shape, o_st, o0, o_st, o0)
         out[po] = value
 
 
@@ -125,40 +70,40 @@ def fill_strided(out, o0, o_st, shape, n, value):
 @cuda.jit(cache=True)
 def unary_fast_contiguous(op, a, a0, sa, out, o0, n, p0, p1):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = _unary_fast(op, a[a0 + i * sa], p0, p1)
+        out[o0 + i] = scalar_ops.unary_fast(op, a[a0 + i * sa], p0, p1)
 
 
 @cuda.jit(cache=True)
 def unary_fast_strided(op, a, a0, a_st, out, o0, o_st, shape, n, p0, p1):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, po = _pos2(i, shape, a_st, a0, o_st, o0)
-        out[po] = _unary_fast(op, a[pa], p0, p1)
+        pa, po = index_maps.positions2(i, shape, a_st, a0, o_st, o0)
+        out[po] = scalar_ops.unary_fast(op, a[pa], p0, p1)
 
 
 @cuda.jit(cache=True)
 def unary_contiguous(op, a, a0, sa, out, o0, n, p0, p1):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = _unary(op, a[a0 + i * sa], p0, p1)
+        out[o0 + i] = scalar_ops.unary(op, a[a0 + i * sa], p0, p1)
 
 
 @cuda.jit(cache=True)
 def unary_strided(op, a, a0, a_st, out, o0, o_st, shape, n, p0, p1):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, po = _pos2(i, shape, a_st, a0, o_st, o0)
-        out[po] = _unary(op, a[pa], p0, p1)
+        pa, po = index_maps.positions2(i, shape, a_st, a0, o_st, o0)
+        out[po] = scalar_ops.unary(op, a[pa], p0, p1)
 
 
 @cuda.jit(cache=True)
 def unary_int_contiguous(op, a, a0, sa, out, o0, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = _unary_int(op, a[a0 + i * sa])
+        out[o0 + i] = scalar_ops.unary_int(op, a[a0 + i * sa])
 
 
 @cuda.jit(cache=True)
 def unary_int_strided(op, a, a0, a_st, out, o0, o_st, shape, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, po = _pos2(i, shape, a_st, a0, o_st, o0)
-        out[po] = _unary_int(op, a[pa])
+        pa, po = index_maps.positions2(i, shape, a_st, a0, o_st, o0)
+        out[po] = scalar_ops.unary_int(op, a[pa])
 
 
 # ---------------------------------------------------------------------------
@@ -167,53 +112,53 @@ def unary_int_strided(op, a, a0, a_st, out, o0, o_st, shape, n):
 @cuda.jit(cache=True)
 def arith_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = _arith(op, a[a0 + i * sa], b[b0 + i * sb])
+        out[o0 + i] = scalar_ops.arith(op, a[a0 + i * sa], b[b0 + i * sb])
 
 
 @cuda.jit(cache=True)
 def arith_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, pb, po = _pos3(i, shape, a_st, a0, b_st, b0, o_st, o0)
-        out[po] = _arith(op, a[pa], b[pb])
+        pa, pb, po = index_maps.positions3(i, shape, a_st, a0, b_st, b0, o_st, o0)
+        out[po] = scalar_ops.arith(op, a[pa], b[pb])
 
 
 @cuda.jit(cache=True)
 def binary_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = _binary(op, a[a0 + i * sa], b[b0 + i * sb])
+        out[o0 + i] = scalar_ops.binary(op, a[a0 + i * sa], b[b0 + i * sb])
 
 
 @cuda.jit(cache=True)
 def binary_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, pb, po = _pos3(i, shape, a_st, a0, b_st, b0, o_st, o0)
-        out[po] = _binary(op, a[pa], b[pb])
+        pa, pb, po = index_maps.positions3(i, shape, a_st, a0, b_st, b0, o_st, o0)
+        out[po] = scalar_ops.binary(op, a[pa], b[pb])
 
 
 @cuda.jit(cache=True)
 def binary_int_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = _binary_int(op, a[a0 + i * sa], b[b0 + i * sb])
+        out[o0 + i] = scalar_ops.binary_int(op, a[a0 + i * sa], b[b0 + i * sb])
 
 
 @cuda.jit(cache=True)
 def binary_int_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, pb, po = _pos3(i, shape, a_st, a0, b_st, b0, o_st, o0)
-        out[po] = _binary_int(op, a[pa], b[pb])
+        pa, pb, po = index_maps.positions3(i, shape, a_st, a0, b_st, b0, o_st, o0)
+        out[po] = scalar_ops.binary_int(op, a[pa], b[pb])
 
 
 @cuda.jit(cache=True)
 def compare_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = _compare(op, a[a0 + i * sa], b[b0 + i * sb])
+        out[o0 + i] = scalar_ops.compare(op, a[a0 + i * sa], b[b0 + i * sb])
 
 
 @cuda.jit(cache=True)
 def compare_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, pb, po = _pos3(i, shape, a_st, a0, b_st, b0, o_st, o0)
-        out[po] = _compare(op, a[pa], b[pb])
+        pa, pb, po = index_maps.positions3(i, shape, a_st, a0, b_st, b0, o_st, o0)
+        out[po] = scalar_ops.compare(op, a[pa], b[pb])
 
 
 # ---------------------------------------------------------------------------
@@ -228,5 +173,5 @@ def where_contiguous(c, c0, sc, a, a0, sa, b, b0, sb, out, o0, n):
 @cuda.jit(cache=True)
 def where_strided(c, c0, c_st, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pc, pa, pb, po = _pos4(i, shape, c_st, c0, a_st, a0, b_st, b0, o_st, o0)
+        pc, pa, pb, po = index_maps.positions4(i, shape, c_st, c0, a_st, a0, b_st, b0, o_st, o0)
         out[po] = a[pa] if c[pc] else b[pb]

@@ -33,26 +33,11 @@ chunk write its own part of the output.
 
 from numba import cuda
 
+from .bodies import index_maps
 from .launch import SIMULATOR
 
 #: Elements per thread in the two-pass mask kernels.
 CHUNK = 4 if SIMULATOR else 64
-
-SET = 0
-ADD = 1
-MUL = 2
-
-
-@cuda.jit(device=True)
-def _pos3(i, shape, a_st, a0, b_st, b0, c_st, c0):
-    for d in range(len(shape) - 1, -1, -1):
-        n = shape[d]
-        k = i % n
-        i //= n
-        a0 += k * a_st[d]
-        b0 += k * b_st[d]
-        c0 += k * c_st[d]
-    return a0, b0, c0
 
 
 # ---------------------------------------------------------------------------
@@ -62,29 +47,15 @@ def _pos3(i, shape, a_st, a0, b_st, b0, c_st, c0):
 def bounds_partial(idx, n, los, his):
     """Thread ``t`` writes the min and max of ``idx[t], idx[t + T], ...`` (``T`` = len(los))."""
     t = cuda.grid(1)
-    step = los.shape[0]
-    if t >= step:
-        return
-    lo = idx[t]
-    hi = idx[t]
-    for i in range(t + step, n, step):
-        v = idx[i]
-        if v < lo:
-            lo = v
-        if v > hi:
-            hi = v
-    los[t] = lo
-    his[t] = hi
+    if t < los.shape[0]:
+        los[t], his[t] = index_maps.min_max(idx, t, n, los.shape[0])
 
 
 @cuda.jit(cache=True)
 def add_index_offsets(acc, idx, size, stride):
     """``acc += wrap(idx) * stride`` with ``wrap(i) = i + size`` for negative ``i``."""
     for i in range(cuda.grid(1), acc.shape[0], cuda.gridsize(1)):
-        v = idx[i]
-        if v < 0:
-            v += size
-        acc[i] += v * stride
+        acc[i] += index_maps.wrapped(idx[i], size) * stride
 
 
 # ---------------------------------------------------------------------------
@@ -94,7 +65,7 @@ def add_index_offsets(acc, idx, size, stride):
 def gather_strided(src, s0, s_st, idx, i0, i_st, mult, out, o0, o_st, shape, n):
     """The general gather: any shape and strides; one thread per output element."""
     for e in range(cuda.grid(1), n, cuda.gridsize(1)):
-        ps, pi, po = _pos3(e, shape, s_st, s0, i_st, i0, o_st, o0)
+        ps, pi, po = index_maps.positions3(e, shape, s_st, s0, i_st, i0, o_st, o0)
         out[po] = src[ps + idx[pi] * mult]
 
 
@@ -122,18 +93,8 @@ def gather_rows(src, s0, s_outer, mult, idx, out, outer, k, inner):
 def scatter_add_atomic(tgt, t0, t_st, idx, i0, i_st, mult, src, s0, s_st, shape, n):
     """``tgt[pos(p) + idx[p] * mult] += src[p]`` with atomic adds, one thread per ``p``."""
     for e in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pt, pi, ps = _pos3(e, shape, t_st, t0, i_st, i0, s_st, s0)
+        pt, pi, ps = index_maps.positions3(e, shape, t_st, t0, i_st, i0, s_st, s0)
         cuda.atomic.add(tgt, pt + idx[pi] * mult, src[ps])
-
-
-@cuda.jit(device=True)
-def _owned(v, nbuckets, bucket, lo_val, span):
-    """Does bucket ``bucket`` of the index values ``[lo_val, lo_val + span)`` hold ``v``?"""
-    if nbuckets == 1:
-        return True
-    first = lo_val + bucket * span // nbuckets
-    stop = lo_val + (bucket + 1) * span // nbuckets
-    return first <= v < stop
 
 
 @cuda.jit(cache=True)
@@ -152,24 +113,12 @@ def scatter_owner(op, tgt, t0, t_st, idx, i0, i_st, mult, src, s0, s_st, shape, 
     for task in range(cuda.grid(1), lines * nbuckets, cuda.gridsize(1)):
         line = task // nbuckets
         bucket = task - line * nbuckets
-        rem = line
-        pt, pi, ps = t0, i0, s0
-        for d in range(last - 1, -1, -1):
-            c = rem % shape[d]
-            rem //= shape[d]
-            pt += c * t_st[d]
-            pi += c * i_st[d]
-            ps += c * s_st[d]
-        for j in range(k):
+        pt, pi, ps = index_maps.line_positions(line, shape, t0, t_st, i0, i_st, s0, s_st)
+        for j in range(k):      # in order: indices along a line may repeat
             v = idx[pi + j * si]
-            if _owned(v, nbuckets, bucket, lo_val, span):
+            if index_maps.owned(v, nbuckets, bucket, lo_val, span):
                 p = pt + j * ts + v * mult
-                if op == MUL:
-                    tgt[p] = tgt[p] * src[ps + j * ss]
-                elif op == ADD:
-                    tgt[p] = tgt[p] + src[ps + j * ss]
-                else:
-                    tgt[p] = src[ps + j * ss]
+                tgt[p] = index_maps.combine(op, tgt[p], src[ps + j * ss])
 
 
 # ---------------------------------------------------------------------------
@@ -179,33 +128,21 @@ def scatter_owner(op, tgt, t0, t_st, idx, i0, i_st, mult, src, s0, s_st, shape, 
 def chunk_counts(mask, n, counts):
     """``counts[c]`` = number of true elements in chunk ``c`` of ``mask``."""
     for c in range(cuda.grid(1), counts.shape[0], cuda.gridsize(1)):
-        cnt = 0
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            if mask[i]:
-                cnt += 1
-        counts[c] = cnt
+        counts[c] = index_maps.count_true(mask, c * CHUNK, min(n, (c + 1) * CHUNK))
 
 
 @cuda.jit(cache=True)
 def masked_compact(src, mask, n, starts, out):
     """``out = src[mask]``: chunk ``c`` writes from ``starts[c]``."""
     for c in range(cuda.grid(1), starts.shape[0] - 1, cuda.gridsize(1)):
-        w = starts[c]
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            if mask[i]:
-                out[w] = src[i]
-                w += 1
+        index_maps.compact(src, mask, c * CHUNK, min(n, (c + 1) * CHUNK), out, starts[c])
 
 
 @cuda.jit(cache=True)
 def masked_spread(tgt, mask, n, starts, source):
     """``tgt[mask] = source[:count]``, the inverse of :func:`masked_compact`."""
     for c in range(cuda.grid(1), starts.shape[0] - 1, cuda.gridsize(1)):
-        r = starts[c]
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            if mask[i]:
-                tgt[i] = source[r]
-                r += 1
+        index_maps.spread(tgt, mask, c * CHUNK, min(n, (c + 1) * CHUNK), source, starts[c])
 
 
 @cuda.jit(cache=True)
@@ -220,11 +157,4 @@ def masked_fill(tgt, mask, value):
 def nonzero_coords(mask, n, shape, starts, out):
     """Row ``r`` of ``out`` (count, ndim) = the multi-index of the ``r``-th true element."""
     for c in range(cuda.grid(1), starts.shape[0] - 1, cuda.gridsize(1)):
-        r = starts[c]
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            if mask[i]:
-                rem = i
-                for d in range(len(shape) - 1, -1, -1):
-                    out[r, d] = rem % shape[d]
-                    rem //= shape[d]
-                r += 1
+        index_maps.write_coords(mask, shape, c * CHUNK, min(n, (c + 1) * CHUNK), out, starts[c])

@@ -33,7 +33,6 @@ from __future__ import annotations
 import sys
 import threading
 import traceback
-import types
 from typing import Any, Callable
 
 from numba import config, cuda
@@ -53,21 +52,15 @@ def grid(n: int, threads: int = THREADS) -> tuple:
     return min(MAX_BLOCKS, -(-n // threads)), threads
 
 
-def device_function(fn: Callable, namespace: dict | None = None) -> Any:
-    """Compile a plain Python function for the GPU (``cuda.jit(device=True)``).
+def device_function(fn: Callable) -> Any:
+    """Compile a plain Python function for the GPU: ``cuda.jit(device=True)``.
 
-    ``fn`` may also be a CPU ``@njit`` function: its Python source
-    (``fn.py_func``) is compiled again, for the GPU.  ``namespace`` replaces
-    the function's module globals, so that the functions it calls can be
-    swapped for their GPU versions (see ``random.py``): the code object, and
-    so the arithmetic, is exactly the CPU's.
+    A *device function* is called by kernels, not launched; the CUDA
+    compiler inlines it.  ``cuda/bodies.py`` compiles the shared kernel
+    bodies with it (see :mod:`minitorch.backends.shared_bodies`).
     """
-    py = getattr(fn, "py_func", fn)
-    if namespace is not None:
-        py = types.FunctionType(py.__code__, namespace, py.__name__, py.__defaults__,
-                                py.__closure__)
-    seed_warning_registry(py.__globals__)
-    return cuda.jit(device=True)(py)
+    seed_warning_registry(fn.__globals__)
+    return cuda.jit(device=True)(fn)
 
 
 def seed_warning_registry(namespace: dict) -> None:

@@ -48,6 +48,8 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
+        # Task 5.5: a new random permutation of the indices every epoch.
+        ### BEGIN SOLUTION
         n = len(self.data_source)
         if self.replacement:
             return iter(randint(0, n, (self.num_samples,), generator=self.generator).tolist())
@@ -55,6 +57,7 @@ class RandomSampler(Sampler):
         while len(out) < self.num_samples:
             out.extend(randperm(n, generator=self.generator).tolist())
         return iter(out[:self.num_samples])
+        ### END SOLUTION
 
     def __len__(self) -> int:
         return self.num_samples
@@ -96,6 +99,8 @@ class BatchSampler(Sampler):
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self) -> Iterator[list]:
+        # Task 5.4: group the sampler's indices into lists of batch_size.
+        ### BEGIN SOLUTION
         batch = []
         for idx in self.sampler:
             batch.append(idx)
@@ -104,6 +109,7 @@ class BatchSampler(Sampler):
                 batch = []
         if batch and not self.drop_last:
             yield batch
+        ### END SOLUTION
 
     def __len__(self) -> int:
         n = len(self.sampler)

@@ -1,0 +1,214 @@
+"""The optimizers' update rules, one element at a time, and their hyper-parameters.
+
+Written with tensor ops, an Adam step is a dozen separate passes over memory
+(``m = b1*m + (1-b1)*g``, ``v = ...``, ``p -= lr * m_hat / (sqrt(v_hat) + eps)``,
+each allocating a temporary).  The fused kernels instead read each weight's
+gradient and state once and write the weight and state in place.  What they
+do for *one* weight is written here, once, for every device: the CPU runs
+it in a loop, the GPU on one thread per weight (``cpu/optim.py``,
+``cuda/optim.py``).  The formulas are PyTorch's (see each optimizer's docs).
+
+**Hyper-parameters travel as a record.**  Each rule takes one small typed
+record (a ``NamedTuple``) holding the hyper-parameters of one step:
+:class:`SGDStep`, :class:`AdamStep`, :class:`RMSpropStep`,
+:class:`AdagradStep`.  The optimizer builds it by name
+(``AdamStep(step=3.0, lr=1e-3, ...)``), the kernels receive it as one
+argument (Numba passes a ``NamedTuple`` to a CPU or GPU kernel as a plain
+struct), and the rules read ``hyper.lr``: no positional list of eleven
+numbers to keep in step between three files.  The record's type also says
+which rule to run: the backends look the kernel up by it.  Every field is a
+``float`` or a ``bool`` (pass ``float(...)``/``bool(...)``): Numba compiles
+one version of a kernel per combination of argument types.
+
+Each record lists the state arrays its rule updates, in the order the
+kernel takes them after the parameter and its gradient (``STATE``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Union
+
+
+class SGDStep(NamedTuple):
+    """One SGD step: momentum, dampening, Nesterov and weight decay, as ``torch.optim.SGD``.
+
+    ``first_step`` is true on the step that creates the momentum buffer
+    (PyTorch starts the buffer at the gradient itself, not at 0).
+    """
+
+    lr: float
+    momentum: float
+    dampening: float
+    weight_decay: float
+    nesterov: bool
+    maximize: bool
+    first_step: bool
+
+    STATE = ("momentum_buffer",)
+
+
+class AdamStep(NamedTuple):
+    """One Adam step (``decoupled=True``: AdamW's weight decay); ``step`` counts from 1."""
+
+    step: float
+    lr: float
+    beta1: float
+    beta2: float
+    eps: float
+    weight_decay: float
+    amsgrad: bool
+    maximize: bool
+    decoupled: bool
+
+    STATE = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+
+
+class RMSpropStep(NamedTuple):
+    """One RMSprop step (``alpha`` smooths the running mean of squared gradients)."""
+
+    lr: float
+    alpha: float
+    eps: float
+    weight_decay: float
+    momentum: float
+    centered: bool
+    maximize: bool
+
+    STATE = ("square_avg", "grad_avg", "momentum_buffer")
+
+
+class AdagradStep(NamedTuple):
+    """One Adagrad step; ``step`` counts from 1."""
+
+    step: float
+    lr: float
+    lr_decay: float
+    weight_decay: float
+    eps: float
+    maximize: bool
+
+    STATE = ("sum",)
+
+
+#: Any of the records (for type hints).
+OptimizerStep = Union[SGDStep, AdamStep, RMSpropStep, AdagradStep]
+
+#: The kernel that applies each record's rule, by name (``cpu/optim.py``, ``cuda/optim.py``).
+KERNELS = {SGDStep: "sgd", AdamStep: "adam", RMSpropStep: "rmsprop", AdagradStep: "adagrad"}
+
+
+# ---------------------------------------------------------------------------
+# The rules.  Each takes one weight's values (the parameter ``p``, its
+# gradient ``g`` and its state) and returns the new state values and the new
+# parameter.  The kernel does the loads and stores, so that its loop stays
+# one tight loop that LLVM vectorises (a body that indexed the arrays itself
+# came out fifteen times slower on the CPU).
+#
+# A state array that the settings do not use (no momentum, no amsgrad, not
+# centered) is the parameter array itself, passed in its place: the rule
+# returns its value unchanged, and the kernel does not store it.
+# ---------------------------------------------------------------------------
+def sgd_step(p, g, buf, hyper):
+    """SGD with momentum, dampening, Nesterov and weight decay: ``(buf, p)`` after the step.
+
+    PyTorch's formulation, for one weight ``p`` with gradient ``g``::
+
+        g = g + weight_decay * p
+        b = g                                  (first step)
+        b = momentum * b + (1 - dampening) * g (later steps)
+        g = g + momentum * b  if nesterov else b
+        p = p - lr * g
+    """
+    if hyper.maximize:
+        g = -g
+    if hyper.weight_decay != 0:
+        g = g + hyper.weight_decay * p
+    if hyper.momentum != 0:
+        if hyper.first_step:
+            buf = g
+        else:
+            buf = hyper.momentum * buf + (1 - hyper.dampening) * g
+        g = g + hyper.momentum * buf if hyper.nesterov else buf
+    return buf, p - hyper.lr * g
+
+
+def adam_scales(hyper):
+    """``(step_size, sqrt(bias2))``: Adam's bias corrections, the same for every element.
+
+    The running averages start at 0, so early on they underestimate;
+    dividing by ``1 - beta ** step`` corrects that.  Computed once per
+    kernel (per GPU thread), not once per element.
+    """
+    bias1 = 1 - hyper.beta1 ** hyper.step
+    bias2 = 1 - hyper.beta2 ** hyper.step
+    return hyper.lr / bias1, math.sqrt(bias2)
+
+
+def adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, hyper, step_size, sqrt_bias2):
+    """Adam (AdamW when ``hyper.decoupled``): ``(exp_avg, exp_avg_sq, max_exp_avg_sq, p)``.
+
+    ``m`` and ``v`` are running averages of the gradient and of its square;
+    the step is ``step_size * m / (sqrt(v) / sqrt_bias2 + eps)`` (both from
+    :func:`adam_scales`), with the largest ``v`` so far under ``amsgrad``.
+    AdamW shrinks the weight itself (``p *= 1 - lr * wd``) instead of adding
+    ``wd * p`` to the gradient, which works better with per-weight step sizes.
+    """
+    if hyper.maximize:
+        g = -g
+    if hyper.weight_decay != 0:
+        if hyper.decoupled:
+            p = p * (1 - hyper.lr * hyper.weight_decay)
+        else:
+            g = g + hyper.weight_decay * p
+    m = hyper.beta1 * exp_avg + (1 - hyper.beta1) * g
+    v = hyper.beta2 * exp_avg_sq + (1 - hyper.beta2) * g * g
+    if hyper.amsgrad:
+        # max(max_exp_avg_sq, v), written out: the builtin would be one more
+        # function for Numba to compile.
+        max_exp_avg_sq = v if v > max_exp_avg_sq else max_exp_avg_sq
+        denom = math.sqrt(max_exp_avg_sq) / sqrt_bias2 + hyper.eps
+    else:
+        denom = math.sqrt(v) / sqrt_bias2 + hyper.eps
+    return m, v, max_exp_avg_sq, p - step_size * m / denom
+
+
+def rmsprop_step(p, g, square_avg, grad_avg, buf, hyper):
+    """RMSprop: ``(square_avg, grad_avg, buf, p)`` after the step.
+
+    Divide the gradient by a running root-mean-square of recent gradients.
+    ``centered`` subtracts the square of the running mean gradient (an
+    estimate of the variance instead of the second moment); ``momentum``
+    keeps a buffer of the scaled steps.
+    """
+    if hyper.maximize:
+        g = -g
+    if hyper.weight_decay != 0:
+        g = g + hyper.weight_decay * p
+    square_avg = hyper.alpha * square_avg + (1 - hyper.alpha) * g * g
+    if hyper.centered:
+        grad_avg = hyper.alpha * grad_avg + (1 - hyper.alpha) * g
+        avg = math.sqrt(square_avg - grad_avg * grad_avg) + hyper.eps
+    else:
+        avg = math.sqrt(square_avg) + hyper.eps
+    if hyper.momentum > 0:
+        buf = hyper.momentum * buf + g / avg
+        p = p - hyper.lr * buf
+    else:
+        p = p - hyper.lr * g / avg
+    return square_avg, grad_avg, buf, p
+
+
+def adagrad_rate(hyper):
+    """Adagrad's learning rate for this step: ``lr / (1 + (step - 1) * lr_decay)``."""
+    return hyper.lr / (1 + (hyper.step - 1) * hyper.lr_decay)
+
+
+def adagrad_step(p, g, state_sum, hyper, rate):
+    """Adagrad: ``(state_sum, p)``, dividing by the root of the sum of past squared gradients."""
+    if hyper.maximize:
+        g = -g
+    if hyper.weight_decay != 0:
+        g = g + hyper.weight_decay * p
+    state_sum = state_sum + g * g
+    return state_sum, p - rate * g / (math.sqrt(state_sum) + hyper.eps)

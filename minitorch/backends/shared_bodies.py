@@ -1,0 +1,75 @@
+"""Kernel bodies written once, compiled for each device.
+
+A kernel is a *loop* around a *body*.  The loop belongs to the device: on the
+CPU a ``for i in range(n)`` (or a ``prange`` over chunks), on the GPU a
+grid-stride loop with one thread per element.  The body is the arithmetic
+done for one element or one row: ``out = a + b``, the bits of random number
+``k``, Adam's update of one weight, the stable sort of one row.  The body is
+the same on every device, so it is written once, as plain Python, in the
+device-neutral modules beside this one:
+
+=======================  =================================================
+``scalar_ops.py``        the scalar maths of every elementwise op (op codes)
+``rng.py``               the counter-based random number generator
+``rows.py``              per-row bodies: sort, top-k, unique, softmax, nll, scan
+``reduce_ops.py``        reduction op codes; how partial results combine
+``index_maps.py``        index arithmetic: positions, im2col maps, pooling
+                         windows, scatter ownership, mask chunks
+``optimizer_rules.py``   the optimizers' hyper-parameter records and rules
+=======================  =================================================
+
+Each device compiles them with its own decorator, in one module:
+``cpu/bodies.py`` with ``numba.njit(inline="always")`` and ``cuda/bodies.py``
+with ``numba.cuda.jit(device=True)``.  A kernel then calls, say,
+``rng.random_bits(seed, counter)`` and gets the version for its device.
+
+**Bodies that call bodies.**  ``rng.random_bits`` calls ``rng.mix64``.
+Numba compiles a function by looking up the names it uses in the function's
+module globals, where ``mix64`` is the plain Python function: a compiled
+kernel could not call it.  :func:`compile_module` therefore copies the
+module's namespace, swaps every function defined there for its compiled
+version, and *re-creates* each function over that copy (same code object,
+new globals): ``random_bits`` compiled for the GPU finds the GPU ``mix64``.
+The same swap lets a device replace a helper by its own (the CPU's softmax
+uses its vectorised ``exp``) and hand one shared module to another
+(``rng``'s multinomial sorts with ``rows``).
+
+Numba's disk cache checks only a kernel's own file for changes; the files
+that a kernel file imports are added to its stamp by
+:mod:`minitorch.backends.kernel_cache`, so editing a body here recompiles
+the kernels of both devices.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any, Callable
+
+
+def compile_module(module: types.ModuleType, compile: Callable[[Callable], Any],
+                   **replace: Any) -> types.ModuleType:
+    """A copy of the body module ``module`` whose functions are compiled by ``compile``.
+
+    ``compile`` is a decorator (``njit(inline="always")``,
+    ``cuda.jit(device=True)``); every function *defined in* ``module`` is
+    compiled with it, lazily, on its first use from a kernel.  ``replace``
+    maps names of the module's globals to what the compiled functions
+    should see instead (another compiled module, a device's own helper).
+    Constants and imported modules (``math``, ``numpy``) are kept, so a
+    kernel may also read ``module.CONSTANT`` through the copy.
+    """
+    namespace = dict(vars(module))
+    namespace.update(replace)
+    bodies = [name for name, value in namespace.items()
+              if isinstance(value, types.FunctionType) and value.__module__ == module.__name__
+              and name not in replace]
+    for name in bodies:
+        fn = namespace[name]
+        rebound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__,
+                                     fn.__closure__)
+        rebound.__qualname__ = fn.__qualname__
+        rebound.__doc__ = fn.__doc__
+        namespace[name] = compile(rebound)
+    compiled = types.ModuleType(module.__name__, module.__doc__)
+    compiled.__dict__.update(namespace)
+    return compiled

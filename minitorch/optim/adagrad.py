@@ -1,0 +1,55 @@
+"""Adagrad: divide each step by the root of the sum of all past squared gradients.
+
+Weights with large or frequent gradients get ever smaller steps, rare ones
+keep large steps.  One step, for each parameter p with gradient g::
+
+    lr_t = lr / (1 + (step - 1) * lr_decay)
+    g = g + weight_decay * p
+    sum = sum + g * g
+    p = p - lr_t * g / (sqrt(sum) + eps)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from ..autograd.grad_mode import no_grad
+from ..backends.optimizer_rules import AdagradStep
+from ..dtype import float32
+from ..ops.creation import full_like, tensor
+from ..ops.fused import fused_update
+from .optimizer import Optimizer, check_non_negative
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Divide by the root of the *sum* of all past squared gradients."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
+                 eps: float = 1e-10, foreach: Any = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: Any = None) -> None:
+        check_non_negative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                           initial_accumulator_value=initial_accumulator_value, eps=eps)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = tensor(0.0, dtype=float32)
+                state["sum"] = full_like(p, group["initial_accumulator_value"])
+
+    @no_grad()
+    def step(self, closure: Callable | None = None) -> Any:
+        loss = self._closure_loss(closure)
+        for group, p, state in self._with_grad():
+            state["step"].add_(1)
+            hyper = AdagradStep(step=float(state["step"].item()), lr=float(group["lr"]),
+                                lr_decay=float(group["lr_decay"]),
+                                weight_decay=float(group["weight_decay"]),
+                                eps=float(group["eps"]), maximize=bool(group["maximize"]))
+            fused_update(hyper, p, p.grad, [state["sum"]])
+        return loss
