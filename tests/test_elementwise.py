@@ -95,6 +95,7 @@ UNARY = [
     ("neg", torch.neg, np.negative, "any"),
     ("abs", torch.abs, np.abs, "any"),
     ("exp", torch.exp, np.exp, "any"),
+    ("exp2", torch.exp2, np.exp2, "any"),
     ("expm1", torch.expm1, np.expm1, "any"),
     ("log", torch.log, np.log, "pos"),
     ("log2", torch.log2, np.log2, "pos"),

@@ -113,6 +113,7 @@ OPS = [
     ("neg", torch.neg, [(2, 3)], "any", True),
     ("abs", torch.abs, [(2, 3)], "any", True),
     ("exp", torch.exp, [(2, 3)], "any", True),
+    ("exp2", torch.exp2, [(2, 3)], "any", True),
     ("expm1", torch.expm1, [(2, 3)], "any", True),
     ("log", torch.log, [(2, 3)], "pos", True),
     ("log2", torch.log2, [(2, 3)], "pos", True),

@@ -76,6 +76,7 @@ HARDTANH = 50     # p0 = min, p1 = max (same arithmetic as clamp)
 MISH = 51
 SIGMOID_GRAD = 52  # s * (1 - s) given s = sigmoid(x): used by fused backward kernels
 NAN_TO_NUM = 53    # p0 = nan value (posinf/neginf handled by clamp afterwards)
+EXP2 = 54          # 2 ** x
 
 
 UNARY_FAST_OPS = (IDENTITY, NEG, ABS, RELU, SQUARE, CLAMP, LEAKY_RELU)
@@ -282,6 +283,8 @@ def unary(op, x, p0, p1):
         return x * (1.0 - x)
     elif op == NAN_TO_NUM:
         return p0 if x != x else x
+    elif op == EXP2:
+        return 2.0 ** x
     return x
 
 

@@ -372,6 +372,7 @@ Log2 = _unary_op("Log2", scalar_ops.LOG2, lambda x, y, g, *p: g / (x * math.log(
 Log10 = _unary_op("Log10", scalar_ops.LOG10, lambda x, y, g, *p: g / (x * math.log(10.0)))
 Log1p = _unary_op("Log1p", scalar_ops.LOG1P, lambda x, y, g, *p: g / (x + 1),
                   backward_name="Log1PBackward0")
+Exp2 = _unary_op("Exp2", scalar_ops.EXP2, lambda x, y, g, *p: g * y * math.log(2.0))
 Expm1 = _unary_op("Expm1", scalar_ops.EXPM1, lambda x, y, g, *p: g * (y + 1))
 Sqrt = _unary_op("Sqrt", scalar_ops.SQRT, lambda x, y, g, *p: g / (2 * y))
 Rsqrt = _unary_op("Rsqrt", scalar_ops.RSQRT, lambda x, y, g, *p: g * -0.5 * y / x)
@@ -473,6 +474,7 @@ def resize_out(out: TensorBase, shape: tuple) -> None:
 
 
 exp = _unary_public(Exp)
+exp2 = _unary_public(Exp2)
 log = _unary_public(Log)
 log2 = _unary_public(Log2)
 log10 = _unary_public(Log10)
@@ -1132,6 +1134,7 @@ declare(div, "div", "divide", "true_divide", inplace=True)
 declare(eq)
 declare(erf, inplace=True)
 declare(erfc)
+declare(exp2, inplace=True)
 declare(exp, inplace=True)
 declare(expm1, inplace=True)
 declare(trunc, inplace=True)

@@ -75,9 +75,12 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
+        # Task 5.1: the rates after this epoch: multiplied by gamma every step_size epochs.
+        ### BEGIN SOLUTION
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return [g["lr"] for g in self.optimizer.param_groups]
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        ### END SOLUTION
 
     def _closed_form(self) -> list:
         return [base * self.gamma ** (self.last_epoch // self.step_size)

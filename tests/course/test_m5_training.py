@@ -57,3 +57,17 @@ def test_random_sampler_replacement_num_samples_and_seeding():
     torch.manual_seed(0)
     shuffled = [t.item() for (t,) in DataLoader(TensorDataset(torch.arange(8)), shuffle=True)]
     assert sorted(shuffled) == list(range(8)) and shuffled != list(range(8))
+
+
+@pytest.mark.task("5.1")
+def test_step_lr_multiplies_by_gamma_every_step_size_epochs():
+    p = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=1.0)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    rates = []
+    for _ in range(6):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert rates == [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
+    assert sched.get_last_lr() == [0.125]

@@ -86,6 +86,8 @@ def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, start, stop):
 
     Like :func:`arith_strided`, which explains the runs.
     """
+    # Task 2.3: copy flat elements start..stop of a strided a into a strided out, run by run.
+    ### BEGIN SOLUTION
     last = shape.shape[0] - 1
     sa, so = a_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
@@ -108,6 +110,7 @@ def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, start, stop):
                 out[po + j * so] = a[pa + j * sa]
         i += run
         pa, pb, po = odometer.advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
+    ### END SOLUTION
 
 
 @njit(**_JIT)
@@ -143,8 +146,11 @@ def unary_fast_contiguous(op, a, out, p0, p1):
 
 @njit(**_JIT)
 def unary_contiguous(op, a, out, p0, p1):
+    # Task 2.1: map: out[i] = unary(op, a[i], p0, p1) for every element.
+    ### BEGIN SOLUTION
     for i in range(out.shape[0]):
         out[i] = scalar_ops.unary(op, a[i], p0, p1)
+    ### END SOLUTION
 
 
 @njit(**_JIT)
@@ -160,6 +166,8 @@ def unary_int_contiguous(op, a, out):
 
 @njit(**_JIT)
 def arith_contiguous(op, a, b, out):
+    # Task 2.2: zip: out[i] = arith(op, a[i], b[i]); a or b of length 1 is one value repeated.
+    ### BEGIN SOLUTION
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
         for i in range(n):
@@ -172,6 +180,7 @@ def arith_contiguous(op, a, b, out):
         x = a[0]
         for i in range(n):
             out[i] = scalar_ops.arith(op, x, b[i])
+    ### END SOLUTION
 
 
 @njit(**_JIT)

@@ -351,6 +351,8 @@ def _gemm_small_k(a, b, out):
     few rows.)  ``a``, ``b`` and ``out`` are C-contiguous;
     ``a`` or ``b`` may have batch size 1 (broadcast).
     """
+    # Task 2.4: matmul for short K: each row of out as a sum of rows of b, tasks in parallel.
+    ### BEGIN SOLUTION
     nb, M, N = out.shape
     K = a.shape[2]
     ncb = (N + SMALL_K_COLS - 1) // SMALL_K_COLS
@@ -375,6 +377,7 @@ def _gemm_small_k(a, b, out):
                     s = a[ai, i, k]
                     for j in range(w):
                         o[j] += s * r[j]
+    ### END SOLUTION
 
 
 # ---------------------------------------------------------------------------

@@ -82,8 +82,11 @@ def unary_fast_strided(op, a, a0, a_st, out, o0, o_st, shape, n, p0, p1):
 
 @cuda.jit(cache=True)
 def unary_contiguous(op, a, a0, sa, out, o0, n, p0, p1):
+    # Task 6.1: map on the GPU: each thread takes elements i, i + gridsize, ... (grid-stride).
+    ### BEGIN SOLUTION
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         out[o0 + i] = scalar_ops.unary(op, a[a0 + i * sa], p0, p1)
+    ### END SOLUTION
 
 
 @cuda.jit(cache=True)
@@ -111,15 +114,21 @@ def unary_int_strided(op, a, a0, a_st, out, o0, o_st, shape, n):
 # ---------------------------------------------------------------------------
 @cuda.jit(cache=True)
 def arith_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
+    # Task 6.2: zip on the GPU: out[o0 + i] = arith(op, a[a0 + i * sa], b[b0 + i * sb]).
+    ### BEGIN SOLUTION
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         out[o0 + i] = scalar_ops.arith(op, a[a0 + i * sa], b[b0 + i * sb])
+    ### END SOLUTION
 
 
 @cuda.jit(cache=True)
 def arith_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
+    # Task 6.3: strided zip on the GPU: each thread computes its positions from its flat index.
+    ### BEGIN SOLUTION
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         pa, pb, po = index_maps.positions3(i, shape, a_st, a0, b_st, b0, o_st, o0)
         out[po] = scalar_ops.arith(op, a[pa], b[pb])
+    ### END SOLUTION
 
 
 @cuda.jit(cache=True)
