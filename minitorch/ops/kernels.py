@@ -192,10 +192,10 @@ def arith(a: Any, b: Any, op: int, out: TensorBase | None = None) -> TensorBase:
 
 def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
                    out: TensorBase | None) -> TensorBase:
-    if (out is None and type(a) is TensorBase and a.dtype is kernel and a._shape
+    if (out is None and isinstance(a, TensorBase) and a.dtype is kernel and a._shape
             and a._stride == contiguous_strides(a._shape)
-            and (type(b) is not TensorBase and is_number(b)
-                 or type(b) is TensorBase and b._shape == a._shape and b.dtype is kernel
+            and (not isinstance(b, TensorBase) and is_number(b)
+                 or isinstance(b, TensorBase) and b._shape == a._shape and b.dtype is kernel
                  and b.device is a.device and b._stride == a._stride)):
         # The commonest calls, decided in a few comparisons: a contiguous
         # tensor with a contiguous tensor of its shape, dtype and device, or
@@ -206,7 +206,7 @@ def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
         backend = a._backend
         data = backend.allocate(n, kernel.np)
         family = ("arith" if op in _ARITH else "math") if kernel.is_floating_point else "int"
-        if type(b) is TensorBase:
+        if isinstance(b, TensorBase):
             b_data, b_offset, b_step = b._storage._data, b._offset, 1
         else:
             b_data, b_offset, b_step = scalar_operand(b, kernel, (), backend).data, 0, 0
