@@ -625,7 +625,7 @@ def test_threads_option_on_train_and_bench():
 # 10. markers and the README
 # ---------------------------------------------------------------------------
 def _collect(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "-p",
+    return subprocess.run([sys.executable, "-m", "pytest", "-n0", "-p",
                            "no:hypothesispytest", "--collect-only", "-q", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
 

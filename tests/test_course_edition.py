@@ -114,7 +114,7 @@ def test_full_edition_imports_and_fails_only_with_task_messages(tmp_path):
             f"{nodeid} fails with something other than a task's stub: {entry['message'][:300]}")
     # The tests that need no task (the package's structure) pass around the stubs.
     structure = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n0",
          "tests/test_layers.py"], cwd=dest, capture_output=True, text=True, timeout=600)
     assert structure.returncode == 0, structure.stdout[-3000:]
 

@@ -96,7 +96,7 @@ def test_command(task_ids: tuple[str, ...], verbose: bool) -> None:
         if task not in known:
             raise click.BadParameter(f"no task {task}: see `minitorch course tasks`",
                                      param_hint="TASK")
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v" if verbose else "-q"]
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n0", "-v" if verbose else "-q"]
     cmd += [f"--task={t}" for t in task_ids] + [TASK_TESTS]
     sys.exit(subprocess.call(cmd, cwd=root))
 

@@ -137,7 +137,9 @@ def run_task_tests(root: Path, tasks: list | None = None, extra: list | None = N
     """
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
-        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+        # -n0: one process, so that the report sees every test's marks (pytest-xdist
+        # would collect on its workers).
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n0",
                f"--course-report={report}", "-q" if quiet else "-v", "-rN"]
         cmd += [f"--task={t}" for t in tasks] if tasks else ["-m", "task"]
         cmd += extra or [TASK_TESTS]
