@@ -114,7 +114,10 @@ def _needed(roots: list, targets: set) -> set:
     return needed
 
 
-def _priority(node: Any) -> float:
+_LEAVES_FIRST = 1 << 62       # added to a leaf's key: before every other ready node
+
+
+def _priority(node: Any) -> int:
     """The heap key of a ready node: the newest node runs first, and a leaf's before all.
 
     Running nodes newest-first (by creation sequence) follows the forward pass
@@ -123,7 +126,11 @@ def _priority(node: Any) -> float:
     starts the all-reduce of a bucket there) should not wait for the rest of
     the backward pass.
     """
-    return float("-inf") if node.__class__ is AccumulateGrad else -node._seq
+    # Among leaves, newest first too: the order must be the same in every process
+    # (DistributedDataParallel's ranks issue their all-reduces in this order).
+    if node.__class__ is AccumulateGrad:
+        return -node._seq - _LEAVES_FIRST
+    return -node._seq
 
 
 def _add(a: Any, b: Any) -> Any:
