@@ -22,12 +22,12 @@ def _direct(t: TensorBase, dt: Any) -> bool:
     return t.is_contiguous() and t.dtype is dt and dt.name in ("float32", "float64")
 
 
-def _flat(t: TensorBase):
-    return t._storage._data[t._offset:t._offset + t.numel()]
+def fused_update(hyper: Any, param: TensorBase, grad: TensorBase, state: list) -> None:
+    """Run the update rule of the step record ``hyper`` over ``param`` and its ``state`` in place.
 
-
-def fused_update(kind: str, param: TensorBase, grad: TensorBase, state: list, *hyper: Any) -> None:
-    """Run optimizer kernel ``kind`` over ``param`` and its ``state`` in place.
+    ``hyper`` is one of ``backends.optimizer_rules``' records (``SGDStep``,
+    ``AdamStep``, ...): its type names the rule, its fields are the step's
+    hyper-parameters.
 
     ``state`` entries may be ``None`` for buffers the chosen settings do not
     use (the kernel then gets the parameter's array in their place and never
@@ -37,9 +37,9 @@ def fused_update(kind: str, param: TensorBase, grad: TensorBase, state: list, *h
     tensors = [param, grad] + [s for s in state if s is not None]
     work = {id(t): (t if _direct(t, dt) else kernels.contiguous(kernels.cast(t, dt)))
             for t in tensors}
-    arrays = [_flat(work[id(param)]), _flat(work[id(grad)])]
-    arrays += [_flat(work[id(s)]) if s is not None else arrays[0] for s in state]
-    param._backend.fused_update(kind, arrays, hyper)
+    arrays = [kernels.flat(work[id(param)]), kernels.flat(work[id(grad)])]
+    arrays += [kernels.flat(work[id(s)]) if s is not None else arrays[0] for s in state]
+    kernels.fused_update(hyper, arrays, param.device)
     for t in [param] + [s for s in state if s is not None]:
         w = work[id(t)]
         if w is not t:

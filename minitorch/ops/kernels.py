@@ -309,7 +309,7 @@ def _reshape_contig(t: TensorBase, shape: tuple) -> TensorBase:
 
 def array_of(t: TensorBase, shape: tuple):
     """The backend array of a contiguous tensor's elements, in ``shape`` (a view, no copy)."""
-    return t._storage._data[t._offset:t._offset + t.numel()].reshape(shape)
+    return flat(t).reshape(shape)
 
 
 def rows_along(x: TensorBase, dim: int) -> tuple:
@@ -531,6 +531,11 @@ def nll_loss_rows_backward(target: Array, weight: Array | None, ignore_index: in
                            grad: Array, device: Any) -> None:
     """The gradient of :func:`nll_loss_rows`: ``-weight[t]`` at each row's target, else 0."""
     get_backend(device).nll_loss_backward(target, weight, ignore_index, grad)
+
+
+def fused_update(hyper: Any, arrays: list, device: Any) -> None:
+    """One optimizer step in place: the rule of ``hyper``'s type over parameter, gradient, state."""
+    get_backend(device).fused_update(hyper, arrays)
 
 
 def normal_counters(n: int) -> int:

@@ -667,13 +667,12 @@ def max_pool2d_backward(grad: np.ndarray, idx: np.ndarray, out: np.ndarray) -> N
 # ---------------------------------------------------------------------------
 # optimizer updates (kernels in optim.py; all arrays contiguous, one dtype)
 # ---------------------------------------------------------------------------
-def fused_update(hyper: optimizer_rules.OptimizerStep, arrays: list, *unused: object) -> None:
+def fused_update(hyper: optimizer_rules.OptimizerStep, arrays: list) -> None:
     """Apply one optimizer step in place: the rule named by the record's type.
 
     ``hyper`` is an ``optimizer_rules`` record (``SGDStep``, ``AdamStep``,
     ...); ``arrays`` are the parameter, its gradient and the rule's state
     arrays (``hyper.STATE``), all contiguous and of one float dtype.
-    (Anything after them is ignored.)
     """
     name = optimizer_rules.KERNELS[type(hyper)]
     if _parallel(arrays[0].shape[0]):
