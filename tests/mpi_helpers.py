@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import selectors
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,46 @@ def stop(proc: subprocess.Popen) -> None:
     """Kill a job started by :func:`start_mpi` (the launcher and every rank)."""
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def wait_for_stderr(proc: subprocess.Popen, text: str, count: int, seconds: float) -> str:
+    """Read ``proc``'s stderr until ``text`` has appeared ``count`` times; all of it so far.
+
+    Reads the pipe's raw bytes (``os.read`` on its descriptor), never
+    ``proc.stderr.readline()``: ``select`` reports only bytes still *in the
+    pipe*, while a text-mode ``readline`` pulls a whole chunk into Python's
+    buffer and returns one line of it.  When two ranks print "paused" at
+    nearly the same moment (likely on a loaded machine, where this process
+    wakes late), both lines arrive in one chunk, the second stays in the
+    buffer, and ``select`` waits forever for a line that was already read.
+    A job that exits, or closes stderr, before printing ``text`` fails the
+    test at once, with what it printed.
+    """
+    fd = proc.stderr.fileno()
+    raw, deadline = b"", time.monotonic() + seconds
+
+    def seen() -> str:
+        return raw.decode(errors="replace")
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while seen().count(text) < count:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                stop(proc)
+                pytest.fail(f"never saw {text!r} {count} times in {seconds:g} s; "
+                            f"stderr so far:\n{seen()}")
+            if sel.select(timeout=min(left, 1.0)):
+                chunk = os.read(fd, 65536)
+                if not chunk:       # end of file: the job is over (or has closed stderr)
+                    try:
+                        proc.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        stop(proc)
+                        proc.wait()
+                    pytest.fail(f"the job exited (status {proc.returncode}) before printing "
+                                f"{text!r} {count} times; stderr:\n{seen()}")
+                raw += chunk
+    return seen()
 
 
 def run_mpi(n: int, script: str | Path, *args: str, timeout: int = 120,

@@ -192,7 +192,7 @@ def test_a_rank_that_raises_ends_the_job_with_a_clear_message():
     assert "ValueError: rank one is broken" in result.stderr
     assert "rank 1 of 2 raised ValueError: rank one is broken; aborting all 2" in result.stderr
     assert "passed the all_reduce" not in result.stdout
-    assert result.elapsed < 30, result.elapsed
+    assert "APPLICATION TIMED OUT" not in result.stderr     # it ended itself: no launcher kill
 
 
 @requires_mpi
@@ -200,7 +200,7 @@ def test_a_collective_that_nobody_joins_times_out():
     result = run_mpi(2, __file__, "timeout", timeout=60)
     assert result.returncode != 0
     assert "all_reduce timed out on rank 0 of 2" in result.stderr
-    assert result.elapsed < 30, result.elapsed
+    assert "APPLICATION TIMED OUT" not in result.stderr     # our timeout, not the launcher's
 
 
 def test_not_initialized_and_unknown_backends():

@@ -157,9 +157,28 @@ def worker_ddp() -> None:
 WORKERS = {"ddp": worker_ddp}
 
 
+def _compile_kernels_here_first() -> None:
+    """Train the reference model for a step in this process, before starting the ranks.
+
+    On a fresh machine (an empty Numba cache, as in CI) this compiles the
+    step's kernels once, and the ranks then load them from the disk cache.
+    Otherwise every rank compiles the same kernels at the same moment, on a
+    machine whose cores the ranks already share: with a second test worker
+    beside it, that took 118 s of the job's 120.
+    """
+    ref = Branchy()
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    (x, y), = _batches(1, 2, 1, seed=0)
+    for use_extra in (True, False):
+        opt.zero_grad()
+        ((ref(x, use_extra) - y) ** 2).mean().backward()
+        opt.step()
+
+
 @requires_mpi
 @pytest.mark.parametrize("n", [2, 3])
 def test_ddp_matches_one_process_on_the_global_batch(n):
+    _compile_kernels_here_first()
     assert_ok(run_mpi(n, __file__, "ddp"), n)
 
 
