@@ -2,10 +2,11 @@
 
 * every task marked in the source has tests (``@pytest.mark.task``), and every
   task mark names a real task;
-* in the edition of each module (that module's tasks stubbed, the rest
-  solved), every test of every task of the module fails with *that task's*
-  ``NotImplementedError``: no task is untested and no test leans on a
-  neighbour's stub;
+* for each task, in the edition of its module with only that task solved
+  (what a student has who has done the modules below and this one task), the
+  task's tests pass and every test of every other task of the module fails
+  with *that* task's ``NotImplementedError``: no task is untested, no test
+  leans on a neighbour's stub, and solving a task turns exactly its row green;
 * in the full edition (every task stubbed) the package still imports, the
   task tests fail only with task messages, and the tests that need no task
   (the package's structure) pass.
@@ -63,32 +64,43 @@ def test_every_task_has_tests_and_every_mark_names_a_task():
     assert {t.module for t in find_tasks(ROOT)} == set(MODULES)
 
 
-def _check_module_edition(module: int, tmp: Path) -> list:
-    """Problems found in the edition of ``module`` (empty when it is right)."""
-    dest = tmp / f"module{module}"
-    stripped = build_edition(dest, [module], root=ROOT, keep_caches=True)
+def _check_restored_task(task, tmp: Path) -> list:
+    """Problems in the edition of ``task``'s module with only ``task`` solved (empty when right).
+
+    That edition is what a student has who has solved ``task`` and nothing
+    else of its module (the modules below solved, as a course hands them out
+    in order).  ``task``'s tests must now pass, and every other task of the
+    module must still fail, each test with *its own* task's message: no task
+    is untested, and no test leans on a neighbour's work.
+    """
+    module = task.module
+    others = [t.id for t in find_tasks(ROOT) if t.module == module and t.id != task.id]
+    dest = tmp / f"restored-{task.id}"
+    stripped = build_edition(dest, tasks=others, root=ROOT, keep_caches=True)
     own = sorted((dest / TASK_TESTS).glob(f"test_m{module}_*.py"))
-    _, report = run_task_tests(dest, stripped, extra=[str(p.relative_to(dest)) for p in own])
-    problems = []
-    seen = set()
+    _, report = run_task_tests(dest, [task.id] + stripped,
+                               extra=[str(p.relative_to(dest)) for p in own])
+    problems, seen = [], set()
     for nodeid, entry in report.items():
-        for task in entry.get("tasks", []):
-            if task not in stripped:
-                continue
-            seen.add(task)
-            if entry["outcome"] != "failed" or f"Task {task}:" not in entry["message"] or \
-                    "NotImplementedError" not in entry["message"]:
-                problems.append(f"module {module} edition: {nodeid} ({task}) "
-                                f"{entry['outcome']}: {entry['message'][:200]!r}")
-    for task in sorted(set(stripped) - seen):
-        problems.append(f"module {module} edition: task {task} ran no test")
+        for t in entry.get("tasks", []):
+            seen.add(t)
+            if t == task.id and entry["outcome"] != "passed":
+                problems.append(f"only {task.id} solved: {nodeid} {entry['outcome']}: "
+                                f"{entry['message'][:200]!r}")
+            elif t in stripped and (entry["outcome"] != "failed"
+                                    or f"NotImplementedError: Task {t}:" not in entry["message"]
+                                    and f"]: Task {t}:" not in entry["message"]):
+                problems.append(f"only {task.id} solved: {nodeid} ({t}) {entry['outcome']}: "
+                                f"{entry['message'][:200]!r}")
+    problems += [f"only {task.id} solved: task {t} ran no test"
+                 for t in sorted(set([task.id] + stripped) - seen)]
     return problems
 
 
-def test_each_module_edition_fails_exactly_its_own_tasks(tmp_path):
-    modules = sorted({t.module for t in find_tasks(ROOT)})
+def test_solving_one_task_of_a_module_makes_exactly_that_task_pass(tmp_path):
+    tasks = find_tasks(ROOT)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda m: _check_module_edition(m, tmp_path), modules))
+        results = list(pool.map(lambda t: _check_restored_task(t, tmp_path), tasks))
     problems = [p for r in results for p in r]
     assert not problems, "\n".join(problems)
 

@@ -120,6 +120,10 @@ def sgd_step(p, g, buf, hyper):
         g = g + momentum * b  if nesterov else b
         p = p - lr * g
     """
+    # Task 5.2: one SGD step for one weight: update the momentum buffer buf and
+    # the weight p as torch.optim.SGD does (maximize, weight decay, momentum,
+    # dampening, nesterov; the buffer starts at g on the first step).
+    ### BEGIN SOLUTION
     if hyper.maximize:
         g = -g
     if hyper.weight_decay != 0:
@@ -130,7 +134,9 @@ def sgd_step(p, g, buf, hyper):
         else:
             buf = hyper.momentum * buf + (1 - hyper.dampening) * g
         g = g + hyper.momentum * buf if hyper.nesterov else buf
-    return buf, p - hyper.lr * g
+    p = p - hyper.lr * g
+    ### END SOLUTION
+    return buf, p
 
 
 def adam_scales(hyper):
@@ -154,6 +160,10 @@ def adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, hyper, step_size, sqrt_
     AdamW shrinks the weight itself (``p *= 1 - lr * wd``) instead of adding
     ``wd * p`` to the gradient, which works better with per-weight step sizes.
     """
+    # Task 5.3: one Adam step for one weight: update the running averages
+    # exp_avg (m), exp_avg_sq (v), max_exp_avg_sq (amsgrad) and the weight p
+    # (maximize, weight decay: L2 or decoupled as AdamW).
+    ### BEGIN SOLUTION
     if hyper.maximize:
         g = -g
     if hyper.weight_decay != 0:
@@ -161,16 +171,18 @@ def adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, hyper, step_size, sqrt_
             p = p * (1 - hyper.lr * hyper.weight_decay)
         else:
             g = g + hyper.weight_decay * p
-    m = hyper.beta1 * exp_avg + (1 - hyper.beta1) * g
-    v = hyper.beta2 * exp_avg_sq + (1 - hyper.beta2) * g * g
+    exp_avg = hyper.beta1 * exp_avg + (1 - hyper.beta1) * g
+    exp_avg_sq = hyper.beta2 * exp_avg_sq + (1 - hyper.beta2) * g * g
     if hyper.amsgrad:
         # max(max_exp_avg_sq, v), written out: the builtin would be one more
         # function for Numba to compile.
-        max_exp_avg_sq = v if v > max_exp_avg_sq else max_exp_avg_sq
+        max_exp_avg_sq = exp_avg_sq if exp_avg_sq > max_exp_avg_sq else max_exp_avg_sq
         denom = math.sqrt(max_exp_avg_sq) / sqrt_bias2 + hyper.eps
     else:
-        denom = math.sqrt(v) / sqrt_bias2 + hyper.eps
-    return m, v, max_exp_avg_sq, p - step_size * m / denom
+        denom = math.sqrt(exp_avg_sq) / sqrt_bias2 + hyper.eps
+    p = p - step_size * exp_avg / denom
+    ### END SOLUTION
+    return exp_avg, exp_avg_sq, max_exp_avg_sq, p
 
 
 def rmsprop_step(p, g, square_avg, grad_avg, buf, hyper):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,6 +41,12 @@ TASK_TESTS = "tests/course"
 
 #: Every task is worth the same; a task scores this times the fraction of its tests passed.
 POINTS_PER_TASK = 10.0
+
+#: The task named by a stub's message (``NotImplementedError: Task 1.3: ...``).
+_STUB_MESSAGE = re.compile(r"NotImplementedError: (?:tid=\[[^]]*\] ctaid=\[[^]]*\]: )?"
+                           r"Task (\d+\.\d+): ")
+_STUB_LINE = re.compile(r"NotImplementedError: (?:tid=\[[^]]*\] ctaid=\[[^]]*\]: )?"
+                        r"Task \d+\.\d+: [^\n]*")
 
 
 # ---------------------------------------------------------------------------
@@ -83,6 +90,12 @@ class _Recorder:
             entry["outcome"] = "failed"
             crash = getattr(report.longrepr, "reprcrash", None)
             entry["message"] = crash.message if crash is not None else str(report.longrepr)[-2000:]
+            # A stub that raises inside a parallel kernel reaches Python wrapped in a
+            # SystemError; the stub's own line, further up the traceback, is the message.
+            if not _STUB_MESSAGE.search(entry["message"]):
+                stubs = _STUB_LINE.findall(str(report.longrepr))
+                if stubs:
+                    entry["message"] = stubs[-1]
         elif report.skipped and report.when in ("setup", "call") and entry["outcome"] == "passed":
             entry["outcome"] = "skipped"
 
@@ -126,6 +139,19 @@ class TaskScore:
     @property
     def points(self) -> float:
         return round(POINTS_PER_TASK * self.passed / self.total, 2) if self.total else 0.0
+
+    @property
+    def blocked_by(self) -> list:
+        """Other tasks whose stubs this task's tests ran into, in course order.
+
+        The tasks build on each other in course order: the autograd tasks'
+        tests make tensors, so they need module 1's layout functions.  A test
+        that stops at *another* task's ``NotImplementedError`` says nothing
+        about this task's code yet: the table shows it as waiting on that task.
+        """
+        found = {m for _, outcome, message in self.tests if outcome == "failed"
+                 for m in _STUB_MESSAGE.findall(message)} - {self.id}
+        return sorted(found, key=lambda s: tuple(int(p) for p in s.split(".")))
 
 
 def run_task_tests(root: Path, tasks: list | None = None, extra: list | None = None,
@@ -172,6 +198,8 @@ def format_table(scores: list) -> str:
             module = m
             lines.append(f"-- module {m}: {MODULES.get(m, '')}")
         what = s.what if len(s.what) <= 60 else s.what[:57] + "..."
+        if s.blocked_by:
+            what = f"(waits for task {', '.join(s.blocked_by)}) " + what
         lines.append(f"{s.id:<6} {f'{s.passed}/{s.total}':>7} {s.points:>7.2f}  {what}")
     total = sum(s.points for s in scores)
     lines.append(f"total: {total:.2f} / {POINTS_PER_TASK * len(scores):.2f} points")
@@ -186,6 +214,9 @@ def gradescope_results(scores: list) -> dict:
                   for nodeid, outcome, message in s.tests if outcome != "passed"]
         output = (f"{s.passed} of {s.total} tests passed." if s.total else
                   "This task has no tests.")
+        if s.blocked_by:
+            output += (f" Some tests stop in task {', '.join(s.blocked_by)}, which this task "
+                       "builds on: finish that first.")
         if failed:
             output += "\n" + "\n".join(failed[:10])
         tests.append({"name": f"Task {s.id}: {s.what}", "number": s.id,

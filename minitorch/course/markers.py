@@ -86,10 +86,17 @@ def _blocks(text: str, path: str) -> list:
             i += 1
             continue
         indent = m.group("indent")
-        if i + 1 >= len(lines) or lines[i + 1] != indent + _BEGIN:
-            raise TaskMarkerError(f"{path}:{i + 2}: expected '{indent}{_BEGIN}' after the "
+        what = m.group("what")
+        begin = i + 1
+        # A long statement continues on comment lines of the same indent.
+        while (begin < len(lines) and lines[begin].startswith(indent + "# ")
+               and not lines[begin].startswith(indent + "###")):
+            what += " " + lines[begin][len(indent) + 2:].strip()
+            begin += 1
+        if begin >= len(lines) or lines[begin] != indent + _BEGIN:
+            raise TaskMarkerError(f"{path}:{begin + 1}: expected '{indent}{_BEGIN}' after the "
                                   f"Task {m.group('id')} line")
-        end = i + 2
+        end = begin + 1
         while end < len(lines) and lines[end] != indent + _END:
             if lines[end].strip() in (_BEGIN, _END):
                 raise TaskMarkerError(f"{path}:{end + 1}: misplaced solution marker inside "
@@ -98,7 +105,7 @@ def _blocks(text: str, path: str) -> list:
         if end == len(lines):
             raise TaskMarkerError(f"{path}:{i + 2}: Task {m.group('id')} has no "
                                   f"'{indent}{_END}'")
-        found.append((m.group("id"), m.group("what"), indent, i, i + 1, end))
+        found.append((m.group("id"), what, indent, i, begin, end))
         i = end + 1
     return found
 

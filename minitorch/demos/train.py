@@ -198,6 +198,27 @@ def _batch_stats(logits: Tensor, yb: Tensor, loss: Tensor) -> tuple[float, int]:
     return float(loss.item()) * yb.shape[0], int((logits.argmax(1) == yb).sum().item())
 
 
+def forward_backward(net: nn.Module, loss_fn: Callable[[Tensor, Tensor], Tensor],
+                     opt: optim.Optimizer, xb: Tensor, yb: Tensor) -> tuple[Tensor, Tensor]:
+    """The heart of one training step: the batch's logits and loss, and every gradient.
+
+    Run the model on the batch ``xb``, score its ``logits`` against the labels
+    ``yb`` with ``loss_fn``, clear the gradients the previous step left in the
+    parameters (``backward`` *adds* into ``.grad``), and backpropagate the
+    loss.  The caller then takes the optimizer's step: that part is kept apart
+    so that a Ctrl-C can never stop a step halfway through updating weights.
+    """
+    # Task 5.6: forward the batch, compute the loss, zero the old gradients and
+    # backpropagate; return (logits, loss).
+    ### BEGIN SOLUTION
+    logits = net(xb)
+    loss = loss_fn(logits, yb)
+    opt.zero_grad()
+    loss.backward()
+    ### END SOLUTION
+    return logits, loss
+
+
 def train(cfg: TrainConfig, echo: Callable[[str], None] = print,
           progress: Callable | None = None, state: dict | None = None,
           pause: Callable[[str, int, int], None] | None = None) -> list:
@@ -301,11 +322,8 @@ class _Loop:
                 idx = self.shard.batch(pos.perm, b, cfg.batch_size).to(self.xs.device)
                 xb, yb = self.xs.index_select(0, idx), self.ys.index_select(0, idx)
                 with _first_batch_notice(self.echo, cfg.model):
-                    logits = self.net(xb)
-                    loss = self.loss_fn(logits, yb)
+                    logits, loss = forward_backward(self.net, self.loss_fn, self.opt, xb, yb)
                     self.pause("forward", epoch, b)
-                    self.opt.zero_grad()
-                    loss.backward()
                     loss_sum, correct, seen = self.shard.stats(*_batch_stats(logits, yb, loss),
                                                                yb.shape[0])
                     with guard.hold():
