@@ -23,7 +23,7 @@ class TrainingStep:
     process (imports, model and the step), as asv measures it.
     """
 
-    params = (["lenet", "mlp"], [64])
+    params = (["lenet", "mlp"], [16, 64])
     param_names = ["model", "batch"]
     timeout = 600
 

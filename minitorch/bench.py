@@ -58,7 +58,7 @@ __all__ = [
     "format_report", "startup", "startup_script", "thread_report", "set_threads",
     "format_table", "format_startup_table",
     "elementwise", "reduction", "matmul", "conv2d", "tiny_op", "autograd_chain",
-    "training_step", "optimizer_step", "lenet", "mlp", "numpy_conv2d",
+    "training_step", "optimizer_step", "lenet", "mlp", "numpy_conv2d", "max_pool2d",
 ]
 
 LIBRARIES = ("minitorch", "numpy", "torch")
@@ -211,6 +211,29 @@ def conv2d_flops(layer: str, backward: bool = False, batch: int | None = None) -
     return 3 * forward if backward else forward
 
 
+def max_pool2d(lib: Any, layer: str, backward: bool = False,
+               batch: int | None = None) -> Callable[[], Any]:
+    """2 x 2 max pooling of a :data:`CONV_LAYERS` layer's output, forward (and backward)."""
+    n, cin, cout, k, side, pad = CONV_LAYERS[layer]
+    n = batch or n
+    out_side = side + 2 * pad - k + 1
+    x_np = _random((n, cout, out_side, out_side), 15)
+    if _is_numpy(lib):
+        if backward:
+            raise ValueError("NumPy has no autograd: forward only")
+        half = out_side // 2
+        return lambda: x_np.reshape(n, cout, half, 2, half, 2).max(axis=(3, 5))
+    x = _to(lib, x_np, requires_grad=backward)
+    pool = lib.nn.functional.max_pool2d
+    if not backward:
+        return lambda: pool(x, 2)
+
+    def forward_backward() -> None:
+        x.grad = None
+        pool(x, 2).sum().backward()
+    return forward_backward
+
+
 def tiny_op(lib: Any, op: str = "add", requires_grad: bool = False) -> Callable[[], Any]:
     """One op on 4-element tensors: what each call costs in Python, the per-op overhead."""
     a = _to(lib, _random((4,), 10), requires_grad=requires_grad)
@@ -329,7 +352,7 @@ class Workload:
 def workloads(tiny: bool = False) -> list[Workload]:
     """Every workload of ``minitorch bench``; ``tiny`` shrinks the sizes (for the tests)."""
     n = 32 * 32 if tiny else 1000 * 1000
-    mm_sizes = (16, 32) if tiny else (256, 1024)
+    mm_sizes = (16, 32) if tiny else (128, 256, 512, 1024)
     conv_batch = 2 if tiny else None
     batch = 4 if tiny else 64
     chain = 10 if tiny else 100
@@ -364,6 +387,15 @@ def workloads(tiny: bool = False) -> list[Workload]:
                             libraries=torch_only,
                             flops=conv2d_flops(layer, backward=True, batch=conv_batch),
                             quick=True))
+    for layer in ("lenet1", "lenet2"):
+        b, cin, cout, k, s, pad = CONV_LAYERS[layer]
+        pooled = s + 2 * pad - k + 1
+        desc = f"2x2 max pooling of batch {conv_batch or b}, {cout} channels {pooled}x{pooled}"
+        out.append(Workload(f"max_pool2d/{layer}/forward", desc,
+                            partial(max_pool2d, layer=layer, batch=conv_batch)))
+        out.append(Workload(f"max_pool2d/{layer}/forward+backward", desc + ", then backward",
+                            partial(max_pool2d, layer=layer, backward=True, batch=conv_batch),
+                            libraries=torch_only))
     out.append(Workload("overhead/add-4", "a + b on 4-element tensors (per-op overhead)",
                         partial(tiny_op, op="add"), quick=True))
     out.append(Workload("overhead/add-4-grad", "a + b on 4-element tensors, a requires grad "
@@ -375,6 +407,10 @@ def workloads(tiny: bool = False) -> list[Workload]:
     out.append(Workload("train/lenet", f"LeNet training step, batch {batch}, Adam",
                         partial(training_step, model="lenet", batch=batch),
                         libraries=torch_only, quick=True))
+    small = 2 if tiny else 16
+    out.append(Workload(f"train/lenet-b{small}", f"LeNet training step, batch {small}, Adam",
+                        partial(training_step, model="lenet", batch=small),
+                        libraries=torch_only))
     out.append(Workload("train/mlp", f"MLP 784-128-10 training step, batch {batch}, Adam",
                         partial(training_step, model="mlp", batch=batch),
                         libraries=torch_only, quick=True))

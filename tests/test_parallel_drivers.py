@@ -122,3 +122,19 @@ def test_optimizer_steps(name, kwargs):
             opt.step()
         return p
     same_on_one_and_two_threads(run)
+
+
+@needs_two_threads
+def test_softmax_loss_and_index_rows():
+    rng = np.random.default_rng(3)
+    x = torch.tensor(rng.standard_normal((600, 40)).astype(np.float32), requires_grad=True)
+    target = torch.tensor(rng.integers(0, 40, 600))
+    table = torch.tensor(rng.standard_normal((50, 700)).astype(np.float32))
+    rows = torch.tensor(rng.integers(-50, 50, 30))
+
+    def step():
+        x.grad = None
+        loss = F.cross_entropy(x, target) + x.softmax(1).square().sum()
+        loss.backward()
+        return x.softmax(1), x.grad, table.index_select(0, rows % 50), table[rows]
+    same_on_one_and_two_threads(step, exact=False)

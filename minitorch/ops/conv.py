@@ -20,13 +20,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..autocast_mode import STATE as AUTOCAST
 from ..tensor_base import TensorBase
 from . import kernels
 from .padding import pad
 from .linalg import matmul
 from .views import cat
 from .creation import ones
-from ..dtype import int64
+from ..dtype import float32, float64, int64
 
 __all__ = ["unfold", "fold", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d",
            "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
@@ -144,6 +146,93 @@ class FoldBatch(Function):
         return UnfoldBatch.apply(g, ctx.geo), None, None
 
 
+class Conv2dDirect(Function):
+    """Stride-1 convolution computed from the images themselves: no column matrix.
+
+    The CPU backend's specialised path (``backends/cpu/conv_direct.py``,
+    explained in ``docs/kernels.md``); :func:`conv2d` picks it for stride 1
+    and enough work, and im2col + matmul for everything else.  Its backward
+    is written out (input, weight and bias gradients from two kernels) rather
+    than left to autograd; with ``create_graph=True`` it is built from the
+    differentiable im2col pieces instead, so double backward still works.
+    """
+
+    _backward_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: TensorBase, weight: TensorBase, bias: TensorBase | None,
+                geo: tuple, groups: int) -> TensorBase:
+        n = x.shape[0]
+        o = weight.shape[0]
+        oh, ow = geo[-2], geo[-1]
+        src, w = kernels.contiguous(x), kernels.contiguous(weight)
+        b = None if bias is None else kernels.array_of(kernels.contiguous(bias), (o,))
+        out = kernels.empty((n, o, oh, ow), x.dtype, x.device)
+        kernels.conv2d_direct(_array4(src), _array4(w), b, geo, groups, _array4(out), x.device)
+        ctx.save_for_backward(x, weight)
+        ctx.geo, ctx.groups = geo, groups
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: TensorBase):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        if is_grad_enabled():
+            # create_graph=True: the gradient must itself be differentiable.
+            return _conv2d_grads_as_graph(x, weight, g, ctx.geo, ctx.groups,
+                                          (need_x, need_w, need_b)) + (None, None)
+        src, w, gc = kernels.contiguous(x), kernels.contiguous(weight), kernels.contiguous(g)
+        gx = kernels.empty(tuple(x.shape), x.dtype, x.device) if need_x else None
+        gw = kernels.empty(tuple(weight.shape), x.dtype, x.device) if need_w else None
+        gb = kernels.empty((weight.shape[0],), x.dtype, x.device) if need_b else None
+        kernels.conv2d_direct_backward(
+            _array4(src), _array4(w), _array4(gc), ctx.geo, ctx.groups,
+            None if gx is None else _array4(gx), None if gw is None else _array4(gw),
+            None if gb is None else kernels.array_of(gb, (weight.shape[0],)), x.device)
+        return gx, gw, gb, None, None
+
+
+def _conv2d_grads_as_graph(x: TensorBase, weight: TensorBase, g: TensorBase, geo: tuple,
+                           groups: int, needs: tuple) -> tuple:
+    """(grad input, grad weight, grad bias) of a convolution, from differentiable ops:
+    the im2col formulation's backward written out (used under ``create_graph``)."""
+    n, c, h, w = x.shape
+    o, cg, kh, kw = weight.shape
+    og = o // groups
+    gmat = g.permute(1, 0, 2, 3).reshape(groups, og, -1)              # (G, og, N*L)
+    gx = gw = gb = None
+    if needs[0]:
+        wmat = weight.reshape(groups, og, cg * kh * kw).transpose(1, 2)
+        cols = matmul(wmat, gmat).reshape(c * kh * kw, -1)            # (C*kh*kw, N*L)
+        gx = FoldBatch.apply(cols, (n, c, h, w), geo)
+    if needs[1]:
+        cols = UnfoldBatch.apply(x, geo).reshape(groups, cg * kh * kw, -1)
+        gw = matmul(gmat, cols.transpose(1, 2)).reshape(weight.shape)
+    if needs[2]:
+        gb = g.sum((0, 2, 3))
+    return gx, gw, gb
+
+
+# The direct path pays off once a convolution has about this many
+# multiply-adds (smaller ones, as in most unit tests, take im2col + matmul,
+# whose fixed costs are lower).
+DIRECT_MIN_MACS = 1 << 16
+
+
+def _use_direct(x: TensorBase, weight: TensorBase, bias: TensorBase | None, geo: tuple) -> bool:
+    """Take :class:`Conv2dDirect`?  Stride 1, float32/float64, enough work, a backend with it.
+
+    Not under autocast: its policy applies to the ops of the im2col path (the matmul).
+    """
+    kh, kw, sh, sw, *_, oh, ow = geo
+    if sh != 1 or sw != 1 or x.dtype not in (float32, float64) or AUTOCAST.enabled:
+        return False
+    if weight.dtype is not x.dtype or (bias is not None and bias.dtype is not x.dtype):
+        return False
+    macs = x.shape[0] * weight.shape[0] * oh * ow * weight.shape[1] * kh * kw
+    return macs >= DIRECT_MIN_MACS and kernels.has_direct_conv(x.device)
+
+
 def _array4(t: TensorBase):
     return kernels.array_of(t, tuple(t.shape))
 
@@ -199,7 +288,7 @@ def conv2d(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None
             f"{list(x.shape)} to have {cg * groups} channels, but got {c} channels instead")
     if o % groups:
         raise RuntimeError("out_channels must be divisible by groups")
-    if input.dtype is not weight.dtype:
+    if input.dtype is not weight.dtype and not AUTOCAST.enabled:     # (autocast casts both)
         raise RuntimeError(f"Input type ({input.dtype.name}) and weight type "
                            f"({weight.dtype.name}) should be the same")
     dilation = _pair(dilation)
@@ -223,6 +312,9 @@ def conv2d(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None
     geo = _geometry(x.shape[2], x.shape[3], (kh, kw), stride, _pair(padding), dilation)
     _check_geometry(x.shape[2], x.shape[3], geo, "conv2d")
     oh, ow = geo[-2], geo[-1]
+    if _use_direct(x, weight, bias, geo):
+        out = Conv2dDirect.apply(x, weight, bias, geo, groups)
+        return out if batched else out.squeeze(0)
     # One matrix product for the whole batch: (O, C*kh*kw) @ (C*kh*kw, N*L).
     cols = UnfoldBatch.apply(x, geo)
     if groups == 1:
@@ -290,25 +382,27 @@ class MaxPool2d(Function):
         kernels.max_pool2d(_array4(src), geo, _array4(out), _array4(idx), x.device)
         ctx.save_for_backward(idx)
         ctx.in_shape = x.shape
+        ctx.geo = geo
         ctx.mark_non_differentiable(idx)
         return kernels.cast(out, x.dtype), idx
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase, _gi: Any = None):
         (idx,) = ctx.saved_tensors
-        return MaxPool2dBackward.apply(g, idx, tuple(ctx.in_shape)), None
+        return MaxPool2dBackward.apply(g, idx, tuple(ctx.in_shape), ctx.geo), None
 
 
 class MaxPool2dBackward(Function):
     _backward_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(ctx: Any, g: TensorBase, idx: TensorBase, in_shape: tuple) -> TensorBase:
+    def forward(ctx: Any, g: TensorBase, idx: TensorBase, in_shape: tuple,
+                geo: tuple | None = None) -> TensorBase:
         ctx.save_for_backward(idx)
         src = kernels.contiguous(kernels.cast(g, kernels.compute_dtype(g.dtype)))
         out = kernels.empty(in_shape, src.dtype, g.device)
         kernels.max_pool2d_backward(_array4(src), _array4(kernels.contiguous(idx)),
-                                    _array4(out), g.device)
+                                    _array4(out), g.device, geo)
         return kernels.cast(out, g.dtype)
 
     @staticmethod
@@ -316,13 +410,27 @@ class MaxPool2dBackward(Function):
         (idx,) = ctx.saved_tensors
         flat = gg.reshape(gg.shape[0], gg.shape[1], -1)
         picked = flat.gather(2, idx.reshape(idx.shape[0], idx.shape[1], -1))
-        return picked.reshape(idx.shape), None, None
+        return picked.reshape(idx.shape), None, None, None
 
 
 def _pool_args(kernel_size: Any, stride: Any, padding: Any, dilation: Any) -> tuple:
     kernel = _pair(kernel_size)
     stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
     return kernel, stride, _pair(padding), _pair(dilation)
+
+
+def _check_pool_padding(kernel: tuple, padding: tuple, dilation: tuple) -> None:
+    """PyTorch's rule for max and average pooling: 0 <= padding <= kernel_size // 2 on each axis.
+
+    More padding would give windows that see only padding (an average of
+    nothing, a maximum of -inf).
+    """
+    for k, p, d in zip(kernel, padding, dilation):
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > k // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
 
 
 def _ceil_geometry(h: int, w: int, kernel: tuple, stride: tuple, padding: tuple,
@@ -348,10 +456,7 @@ def max_pool2d(input: TensorBase, kernel_size: Any, stride: Any = None, padding:
                            f"got: {list(input.shape)}")
     x = input if batched else input.unsqueeze(0)
     kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, dilation)
-    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={padding[0]}, kernel_size={kernel[0]} and dilation="
-                           f"{dilation[0]}")
+    _check_pool_padding(kernel, padding, dilation)
     geo = _ceil_geometry(x.shape[2], x.shape[3], kernel, stride, padding, dilation, ceil_mode)
     _check_geometry(x.shape[2], x.shape[3], geo, "max_pool2d")
     out, idx = MaxPool2d.apply(x, geo)
@@ -380,6 +485,7 @@ def avg_pool2d(input: TensorBase, kernel_size: Any, stride: Any = None, padding:
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
     kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, 1)
+    _check_pool_padding(kernel, padding, dilation)
     geo = _ceil_geometry(x.shape[2], x.shape[3], kernel, stride, padding, dilation, ceil_mode)
     _check_geometry(x.shape[2], x.shape[3], geo, "avg_pool2d")
     n, c, h, w = x.shape

@@ -25,10 +25,12 @@ from ..planning import (as_bits, flat_contiguous, index_strides, plan, plan_redu
                         rows_plan, select_as_gather, select_rows, through_float32,
                         value_buckets, without)
 from . import conv, elementwise, index, memory, optim, random, sort, vmath
+from . import conv_direct  # stride-1 convolution without a column matrix
 # (These three share their names with functions below.)
 from . import matmul as matmul_kernels
 from . import reduce as reduce_kernels
 from . import softmax as softmax_kernels
+from . import linalg  # dense linear algebra: LU, Cholesky, QR, SVD, eigh (ops/kernels.py: linalg)
 
 _F16 = np.dtype(np.float16)
 _I64 = np.int64
@@ -119,8 +121,16 @@ def _copy_strided(data, offset, strides, dst, dst_offset, dst_strides, shape) ->
 
 
 def fill(dst: Operand, value) -> None:
-    """Set every element of ``dst`` to ``value``."""
+    """Set every element of ``dst`` to ``value``.
+
+    A contiguous ``dst`` (zeros for a gradient, ``torch.full``) is filled by
+    NumPy's ``ndarray.fill``, a memset-speed loop with nothing to compile: a
+    first run then compiles no copy kernel for each dtype it fills.
+    """
     src = np.array([value]).astype(dst.data.dtype)
+    if is_contiguous(dst.shape, dst.strides):
+        dst.data[dst.offset:dst.offset + numel(dst.shape)].fill(src[0])
+        return
     copy(Operand(src, dst.shape, (0,) * len(dst.shape), 0), dst)
 
 
@@ -177,10 +187,13 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
     par = _parallel(n)
     contiguous_kernel, strided_kernel = (_UNARY_PARALLEL if par else _UNARY)[family]
     extra = () if family == "int" else (float(p0), float(p1))
-    if a.strides == out.strides == contiguous_strides(out.shape) and (
-            family != "math" or op not in vmath.OPS):
-        contiguous_kernel(op, _flat(a, 1, n), _flat(out, 1, n), *extra)   # no planning needed
-        return
+    if a.strides == out.strides == contiguous_strides(out.shape):    # no planning needed
+        if family != "math" or op not in vmath.OPS:
+            contiguous_kernel(op, _flat(a, 1, n), _flat(out, 1, n), *extra)
+            return
+        if out.data.dtype in vmath.DTYPES and a.data.dtype == out.data.dtype:
+            vmath.unary_contiguous(op, _flat(a, 1, n), _flat(out, 1, n))   # exp/sigmoid/tanh
+            return
     shape, (sa, so) = plan(out.shape, a.strides, out.strides)
     if strided_kernel is not None and not (len(shape) == 1 and sa[0] == 1 and so[0] == 1):
         args = (op, a.data, a.offset, _arr(sa), out.data, out.offset, _arr(so), _arr(shape),
@@ -364,14 +377,18 @@ def scan(op: str, x: np.ndarray, out: np.ndarray) -> None:
 # ---------------------------------------------------------------------------
 def softmax(x: np.ndarray, out: np.ndarray, log: bool) -> None:
     """``out[r] = softmax(x[r])`` (``log_softmax`` if ``log``) for each row of ``x``."""
-    if x.size:
-        softmax_kernels.softmax_rows(x, out, bool(log))
+    if _parallel(x.size):
+        softmax_kernels.softmax_rows_parallel(x, out, bool(log))
+    elif x.size:
+        softmax_kernels.softmax_rows(x, out, bool(log), 0, x.shape[0])
 
 
 def softmax_backward(g: np.ndarray, y: np.ndarray, out: np.ndarray, log: bool) -> None:
     """The input gradient of softmax / log_softmax from the output ``y`` and its gradient ``g``."""
-    if g.size:
-        softmax_kernels.softmax_backward_rows(g, y, out, bool(log))
+    if _parallel(g.size):
+        softmax_kernels.softmax_backward_rows_parallel(g, y, out, bool(log))
+    elif g.size:
+        softmax_kernels.softmax_backward_rows(g, y, out, bool(log), 0, g.shape[0])
 
 
 def _class_weight(weight, like: np.ndarray) -> tuple:
@@ -394,7 +411,11 @@ def nll_loss_backward(target: np.ndarray, weight, ignore_index: int, out: np.nda
     """``out[r] = -weight[target[r]]`` at the target's column, 0 elsewhere (targets checked)."""
     if out.size:
         w, has = _class_weight(weight, out)
-        softmax_kernels.nll_backward_rows(target, w, has, np.int64(ignore_index), out)
+        if _parallel(out.size):
+            softmax_kernels.nll_backward_rows_parallel(target, w, has, np.int64(ignore_index), out)
+        else:
+            softmax_kernels.nll_backward_rows(target, w, has, np.int64(ignore_index), out, 0,
+                                              out.shape[0])
 
 
 # ---------------------------------------------------------------------------
@@ -441,14 +462,17 @@ SCATTER_OPS = index_maps.SCATTER_CODES     # op name -> combine code
 
 def index_bounds(idx: np.ndarray) -> tuple:
     """``(min, max)`` of a non-empty contiguous int64 array."""
-    lo, hi = index.index_bounds(idx)
+    lo, hi = (index.index_bounds_parallel if _parallel(idx.shape[0]) else index.index_bounds)(idx)
     return int(lo), int(hi)
 
 
 def add_index_offsets(acc: np.ndarray, idx: np.ndarray, size: int, stride: int) -> None:
     """``acc += (idx wrapped into [0, size)) * stride`` (contiguous int64 arrays)."""
-    if acc.shape[0]:
-        index.add_index_offsets(acc, idx, np.int64(size), np.int64(stride))
+    n = acc.shape[0]
+    if _parallel(n):
+        index.add_index_offsets_parallel(acc, idx, np.int64(size), np.int64(stride))
+    elif n:
+        index.add_index_offsets(acc, idx, np.int64(size), np.int64(stride), 0, n)
 
 
 def gather(src: Operand, dim: int, idx: Operand, out: Operand) -> None:
@@ -476,8 +500,12 @@ def index_select(src: Operand, dim: int, idx: np.ndarray, out: Operand) -> None:
     row_plan = select_rows(src, dim, out)
     if row_plan is not None:
         outer, s_outer, inner = row_plan
-        index.gather_rows(src.data, src.offset, s_outer, src.strides[dim], idx,
-                       out.data[out.offset:], outer, len(idx), inner)
+        args = (src.data, src.offset, s_outer, src.strides[dim], idx, out.data[out.offset:],
+                outer, len(idx), inner)
+        if _parallel(outer * len(idx) * inner):
+            index.gather_rows_parallel(*args)
+        else:
+            index.gather_rows(*args, 0, outer * len(idx))
         return
     source, index_operand = select_as_gather(src, dim, idx, out)
     gather(source, dim, index_operand, out)
@@ -514,7 +542,7 @@ def scatter(op: str, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None
 def _buckets(tasks: int, k: int, idx_flat) -> tuple:
     """``(lo, span, nbuckets)`` for the scatter kernels (``planning.value_buckets``)."""
     def bounds() -> tuple:
-        return index.index_bounds(idx_flat)
+        return index_bounds(idx_flat)
     known = idx_flat is not None and idx_flat.shape[0] > 0
     return value_buckets(tasks, k, num_threads(), bounds if known else None)
 
@@ -650,14 +678,148 @@ def col2im(cols: np.ndarray, geometry: tuple, x: np.ndarray) -> None:
         conv.col2im(cols, *geometry, x, 0, x.shape[0] * x.shape[1])
 
 
+# Direct stride-1 convolution (conv_direct.py): the images are padded onto a
+# flat grid of row pitch wp and each tap is a shift along it.  The grids get a
+# zero tail of _GRID_TAIL numbers, so that the kernels' loops can run over a
+# whole number of SIMD steps (16: 2 x 8 float32 with AVX2) with no remainder.
+_GRID_TAIL = 16
+
+
+def _grid_span(oh: int, ow: int, wp: int) -> int:
+    """Grid positions a direct-conv loop covers: every output, rounded up to _GRID_TAIL."""
+    return -(-((oh - 1) * wp + ow) // _GRID_TAIL) * _GRID_TAIL
+
+
+_TAP_OFFSETS: dict = {}
+
+
+def _tap_offsets(cg: int, plane: int, wp: int, geometry: tuple) -> np.ndarray:
+    """Flat offset ``c*plane + i*dh*wp + j*dw`` of each tap (c, i, j), in weight order.
+
+    A layer asks for the same offsets at every step: they are kept (and never written:
+    a read-only flag would give the kernels another compiled signature).
+    """
+    kh, kw, _, _, _, _, dh, dw = geometry[:8]
+    key = (cg, plane, wp, kh, kw, dh, dw)
+    offs = _TAP_OFFSETS.get(key)
+    if offs is None:
+        if len(_TAP_OFFSETS) > 256:
+            _TAP_OFFSETS.clear()
+        offs = (np.arange(cg, dtype=_I64)[:, None, None] * plane
+                + np.arange(kh, dtype=_I64)[None, :, None] * (dh * wp)
+                + np.arange(kw, dtype=_I64)[None, None, :] * dw).reshape(-1)
+        _TAP_OFFSETS[key] = offs
+    return offs
+
+
+def _on_grid(x: np.ndarray, rows: int, wp: int, top: int, left: int) -> np.ndarray:
+    """``x`` (N, C, h, w) copied onto zeroed grids (N, C, rows*wp + _GRID_TAIL) at (top, left)."""
+    n, c, h, w = x.shape
+    dst = np.empty((n, c, rows * wp + _GRID_TAIL), x.dtype)
+    src = x.reshape(n * c, h, w)
+    flat = dst.reshape(n * c, -1)
+    if _parallel(dst.size):
+        conv_direct.to_grid_parallel(src, wp, top, left, flat)
+    else:
+        conv_direct.to_grid(src, wp, top, left, flat, 0, n * c)
+    return dst
+
+
+def conv2d_direct(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, geometry: tuple,
+                  groups: int, out: np.ndarray) -> None:
+    """Stride-1 convolution of ``x`` (N, C, H, W) by ``w`` (O, C/groups, kh, kw) into
+    ``out`` (N, O, oh, ow), bias added; all contiguous, one float dtype."""
+    n, c, h, wd = x.shape
+    o, cg = w.shape[0], w.shape[1]
+    ph, pw, oh, ow = geometry[4], geometry[5], geometry[8], geometry[9]
+    hp, wp = h + 2 * ph, wd + 2 * pw
+    xf = _on_grid(x, hp, wp, ph, pw)
+    plane = xf.shape[2]
+    offs = _tap_offsets(cg, plane, wp, geometry)
+    has_bias = bias is not None
+    b = bias if has_bias else out.reshape(-1)[:1]       # any array of the dtype: never read
+    args = (xf.reshape(n, c * plane), w.reshape(o, -1), offs, b, has_bias, o // groups,
+            cg * plane, wp, oh, ow, _grid_span(oh, ow, wp), out.reshape(n, o, oh * ow))
+    if n > 1 and _parallel(out.size):
+        conv_direct.conv_forward_parallel(*args)
+    else:
+        conv_direct.conv_forward(*args, 0, n)
+
+
+def _grad_on_grid(grad: np.ndarray, wp: int) -> np.ndarray:
+    """The output gradient (N, O, oh, ow) on the forward's flat grid (row pitch wp)."""
+    return _on_grid(grad, grad.shape[2], wp, 0, 0)
+
+
+def conv2d_direct_backward(x: np.ndarray, w: np.ndarray, grad: np.ndarray, geometry: tuple,
+                           groups: int, gx: np.ndarray | None, gw: np.ndarray | None,
+                           gb: np.ndarray | None) -> None:
+    """Gradients of :func:`conv2d_direct` with respect to the input (``gx``, like ``x``),
+    the weight (``gw``, like ``w``) and the bias (``gb``, (O,)); None: not wanted."""
+    n, c, h, wd = x.shape
+    o, cg = w.shape[0], w.shape[1]
+    ph, pw, dh, dw, oh, ow = geometry[4:10]
+    hp, wp = h + 2 * ph, wd + 2 * pw
+    span = _grid_span(oh, ow, wp)
+    gp = _grad_on_grid(grad, wp)
+    if gx is not None:
+        args = (gp, w, o // groups, cg, wp, ph, pw, dh, dw, span, gx)
+        if n > 1 and _parallel(gx.size):
+            conv_direct.conv_input_grad_parallel(*args)
+        else:
+            conv_direct.conv_input_grad(*args, 0, n)
+    if gw is not None or gb is not None:
+        gw_ = gw if gw is not None else np.empty(w.shape, w.dtype)
+        gb_ = gb if gb is not None else np.empty(o, w.dtype)
+        xf = _on_grid(x, hp, wp, ph, pw)
+        plane = xf.shape[2]
+        offs = _tap_offsets(cg, plane, wp, geometry)
+        args = (xf.reshape(n, c * plane), gp, np.int64(span), offs, o // groups, cg * plane,
+                gw_.reshape(o, -1), gb_)
+        if o > 1 and _parallel(xf.size):
+            conv_direct.conv_weight_grad_parallel(*args)
+        else:
+            conv_direct.conv_weight_grad(*args, 0, o)
+
+
+# Pooling windows that tile the input (kernel == stride, no padding or dilation)
+# take conv.max_pool2d_tiles from this many input elements up; smaller inputs
+# (most unit tests) take the general max_pool2d.
+POOL_TILES_MIN = 4096
+
+
+def _tiles(geometry: tuple, h: int, w: int) -> bool:
+    kh, kw, sh, sw, ph, pw, dh, dw, oh, ow = geometry
+    return (kh == sh and kw == sw and ph == pw == 0 and dh == dw == 1
+            and oh * kh <= h and ow * kw <= w)
+
+
 def max_pool2d(x: np.ndarray, geometry: tuple, out: np.ndarray, idx: np.ndarray) -> None:
-    if _parallel(x.size):
+    if x.size >= POOL_TILES_MIN and _tiles(geometry, x.shape[2], x.shape[3]):
+        kh, kw, oh, ow = geometry[0], geometry[1], geometry[8], geometry[9]
+        if _parallel(x.size):
+            conv.max_pool2d_tiles_parallel(x, kh, kw, oh, ow, out, idx)
+        else:
+            conv.max_pool2d_tiles(x, kh, kw, oh, ow, out, idx, 0, x.shape[0] * x.shape[1])
+    elif _parallel(x.size):
         conv.max_pool2d_parallel(x, *geometry, out, idx)
     else:
         conv.max_pool2d(x, *geometry, out, idx, 0, x.shape[0] * x.shape[1])
 
 
-def max_pool2d_backward(grad: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
+def max_pool2d_backward(grad: np.ndarray, idx: np.ndarray, out: np.ndarray,
+                        geometry: tuple | None = None) -> None:
+    """Route each window's gradient to its winner; with the forward's ``geometry``,
+    windows that tile the input take the one-pass kernel."""
+    if (geometry is not None and out.size >= POOL_TILES_MIN
+            and _tiles(geometry, out.shape[2], out.shape[3])):
+        kh, kw = geometry[0], geometry[1]
+        if _parallel(out.size):
+            conv.max_pool2d_tiles_backward_parallel(grad, idx, kh, kw, out)
+        else:
+            conv.max_pool2d_tiles_backward(grad, idx, kh, kw, out, 0,
+                                           grad.shape[0] * grad.shape[1])
+        return
     if _parallel(out.size):
         conv.max_pool2d_backward_parallel(grad, idx, out)
     else:

@@ -120,6 +120,104 @@ def max_pool2d_backward(grad, idx, out, t0, t1):
 
 
 # ---------------------------------------------------------------------------
+# Max pooling when the windows tile the image: kernel == stride, no padding,
+# no dilation, every window inside the image (LeNet's 2 x 2 pooling).  The
+# specialised path beside max_pool2d: no padding tests and no index
+# arithmetic per tap, and a backward that writes every input pixel once
+# (each belongs to exactly one window) instead of zeroing then scattering.
+# The backend takes it for large inputs only (docs/kernels.md).
+# ---------------------------------------------------------------------------
+@njit(**_JIT)
+def max_pool2d_tiles(x, kh, kw, oh, ow, out, idx, t0, t1):
+    """max_pool2d for windows that tile ``x``; the same winners as ``window_max``."""
+    n, c, h, w = x.shape
+    for task in range(t0, t1):
+        b = task // c
+        ch = task - b * c
+        if kh == 2 and kw == 2:
+            _max_pool_rows_2x2(x[b, ch], oh, ow, out[b, ch], idx[b, ch])
+            continue
+        for y in range(oh):
+            for xo in range(ow):
+                y0 = y * kh
+                x0 = xo * kw
+                best = x[b, ch, y0, x0]
+                best_i = y0 * w + x0
+                first = True                  # the window's first pixel is taken as it is
+                for i in range(kh):
+                    for j in range(kw):
+                        v = x[b, ch, y0 + i, x0 + j]
+                        # As window_max: the first maximum wins, a NaN wins and
+                        # ends its row of the window.
+                        if first or v > best or v != v:
+                            best = v
+                            best_i = (y0 + i) * w + x0 + j
+                            first = False
+                            if v != v:
+                                break
+                out[b, ch, y, xo] = best
+                idx[b, ch, y, xo] = best_i
+
+
+@njit(**_JIT)
+def _max_pool_rows_2x2(plane, oh, ow, out, idx):
+    """2 x 2 windows of one plane, written without branches so that LLVM
+    vectorises the loop over a row of windows (several windows at once).
+
+    Each ``take`` is window_max's test: a later pixel wins if it is larger
+    or NaN, and a NaN ends its row of the window (``a1`` is skipped after a
+    NaN ``a0``, ``a3`` after a NaN ``a2``).
+    """
+    w = plane.shape[1]
+    for y in range(oh):
+        r0 = plane[2 * y]
+        r1 = plane[2 * y + 1]
+        o_row = out[y]
+        i_row = idx[y]
+        base = 2 * y * w
+        for xo in range(ow):
+            a0 = r0[2 * xo]
+            a1 = r0[2 * xo + 1]
+            a2 = r1[2 * xo]
+            a3 = r1[2 * xo + 1]
+            best = a0
+            k = 0
+            take = (a1 > best or a1 != a1) and a0 == a0
+            best = a1 if take else best
+            k = 1 if take else k
+            take = a2 > best or a2 != a2
+            best = a2 if take else best
+            k = w if take else k
+            take = (a3 > best or a3 != a3) and a2 == a2
+            best = a3 if take else best
+            k = w + 1 if take else k
+            o_row[xo] = best
+            i_row[xo] = base + 2 * xo + k
+
+
+@njit(**_JIT)
+def max_pool2d_tiles_backward(grad, idx, kh, kw, out, t0, t1):
+    """Zero each plane, then put each window's gradient on its winner.
+
+    Windows that tile the input do not overlap, so each winner gets exactly
+    one gradient: a plain store, where the general kernel must add (and
+    find the row and column of the winner by a division).
+    """
+    n, c, oh, ow = grad.shape
+    hw = out.shape[2] * out.shape[3]
+    flat = out.reshape(n * c, hw)
+    for task in range(t0, t1):
+        b = task // c
+        ch = task - b * c
+        plane = flat[task]
+        for p in range(hw):
+            plane[p] = 0
+        for y in range(oh):
+            for xo in range(ow):
+                plane[idx[b, ch, y, xo]] = grad[b, ch, y, xo]
+
+
+# ---------------------------------------------------------------------------
 # Batch-major columns: cols_t has shape (C*kh*kw, N*oh*ow), so a whole batch's
 # convolution is ONE matrix product  weight (O, C*kh*kw) @ cols_t, instead of N
 # small ones.  Row r = (c, i, j); column = (sample, output pixel).
@@ -127,6 +225,9 @@ def max_pool2d_backward(grad, idx, out, t0, t1):
 @njit(**_JIT)
 def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
     """x: (N, C, H, W) -> cols: (C*kh*kw, N*oh*ow); task = one row of ``cols``."""
+    # Task 4.2: im2col: copy each receptive field of x into one column of cols
+    # (C*kh*kw, N*oh*ow), zeros for padding.
+    ### BEGIN SOLUTION
     n, c, h, w = x.shape
     L = oh * ow
     for row in range(t0, t1):
@@ -149,11 +250,15 @@ def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
                         cols[row, start + xo] = x[b, ch, iy, ix]
                     else:
                         cols[row, start + xo] = 0
+    ### END SOLUTION
 
 
 @njit(**_JIT)
 def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, t0, t1):
     """cols: (C*kh*kw, N*oh*ow) summed back into x: (N, C, H, W)."""
+    # Task 4.3: col2im: zero x, then add every entry of cols back into the input
+    # pixel it was copied from.
+    ### BEGIN SOLUTION
     n, c, h, w = x.shape
     L = oh * ow
     for task in range(t0, t1):
@@ -175,6 +280,7 @@ def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, t0, t1):
                         ix = index_maps.source(xo, j, sw, pw, dw, w)
                         if ix >= 0:
                             x[b, ch, iy, ix] += cols[row, start + xo]
+    ### END SOLUTION
 
 
 # ---------------------------------------------------------------------------
@@ -208,6 +314,20 @@ def max_pool2d_backward_parallel(grad, idx, out):
     for t in prange(grad.shape[0] * grad.shape[1]):
         task = np.int64(t)
         max_pool2d_backward(grad, idx, out, task, task + 1)
+
+
+@njit(**_PARALLEL)
+def max_pool2d_tiles_parallel(x, kh, kw, oh, ow, out, idx):
+    for t in prange(x.shape[0] * x.shape[1]):
+        task = np.int64(t)
+        max_pool2d_tiles(x, kh, kw, oh, ow, out, idx, task, task + 1)
+
+
+@njit(**_PARALLEL)
+def max_pool2d_tiles_backward_parallel(grad, idx, kh, kw, out):
+    for t in prange(grad.shape[0] * grad.shape[1]):
+        task = np.int64(t)
+        max_pool2d_tiles_backward(grad, idx, kh, kw, out, task, task + 1)
 
 
 @njit(**_PARALLEL)

@@ -18,7 +18,7 @@ offsets with ``mult == 1``).
 **No kernel checks its indices.**  Numba does not bounds-check array
 accesses, so an index out of range would read or write outside the tensor.
 The op layer therefore validates every index tensor first, with
-:func:`index_bounds` (a parallel min/max), and raises PyTorch's error before
+:func:`index_bounds` (a min/max), and raises PyTorch's error before
 any kernel runs.  Negative indices are wrapped (``i + size``) once, by
 :func:`add_index_offsets`, so the kernels only ever see indices in range.
 
@@ -50,15 +50,22 @@ from .bodies import index_maps
 CHUNK = 16384      # elements per parallel task
 BLOCK = 256        # columns per parallel task in the row kernels
 
-_PARALLEL = dict(parallel=True, cache=True, error_model="numpy")
+_JIT = dict(cache=True, error_model="numpy")
+_PARALLEL = dict(parallel=True, **_JIT)
 
 
 # ---------------------------------------------------------------------------
 # Index validation and preparation
 # ---------------------------------------------------------------------------
-@njit(**_PARALLEL)
+@njit(**_JIT)
 def index_bounds(idx):
-    """``(min, max)`` of a non-empty 1-D int64 array, computed chunk by chunk in parallel."""
+    """``(min, max)`` of a non-empty 1-D int64 array."""
+    return index_maps.min_max(idx, 0, idx.shape[0], 1)
+
+
+@njit(**_PARALLEL)
+def index_bounds_parallel(idx):
+    """:func:`index_bounds` computed chunk by chunk in parallel."""
     n = idx.shape[0]
     nchunks = (n + CHUNK - 1) // CHUNK
     los = np.empty(nchunks, np.int64)
@@ -68,16 +75,24 @@ def index_bounds(idx):
     return los.min(), his.max()
 
 
-@njit(**_PARALLEL)
-def add_index_offsets(acc, idx, size, stride):
-    """``acc += wrap(idx) * stride`` where ``wrap(i) = i + size`` for negative ``i``.
+@njit(**_JIT)
+def add_index_offsets(acc, idx, size, stride, start, stop):
+    """``acc[i] += wrap(idx[i]) * stride`` for ``i`` in ``start .. stop - 1``, where
+    ``wrap(i) = i + size`` for negative ``i``.
 
     With ``acc`` zeroed and ``stride == 1`` this just wraps negative indices.
     Advanced indexing calls it once per index tensor to turn ``x[i, j]`` into
     storage offsets ``i * stride0 + j * stride1``.
     """
-    for i in prange(acc.shape[0]):
+    for i in range(start, stop):
         acc[i] += index_maps.wrapped(idx[i], size) * stride
+
+
+@njit(**_PARALLEL)
+def add_index_offsets_parallel(acc, idx, size, stride):
+    n = acc.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        add_index_offsets(acc, idx, size, stride, c * CHUNK, min(n, (c + 1) * CHUNK))
 
 
 # ---------------------------------------------------------------------------
@@ -108,21 +123,32 @@ def gather_strided(src, s_pos, s_st, idx, i_pos, i_st, mult, out, o_pos, o_st, s
             ps, pi, po = odometer.advance(run, shape, md, s_st, i_st, o_st, ps, pi, po)
 
 
-@njit(**_PARALLEL)
-def gather_rows(src, s_pos, s_outer, mult, idx, out, outer, k, inner):
+@njit(**_JIT)
+def gather_rows(src, s_pos, s_outer, mult, idx, out, outer, k, inner, t0, t1):
     """Contiguous fast path of ``index_select``/``embedding``: copy whole rows.
 
-    ``out`` is contiguous with shape ``(outer, k, inner)``; its row ``(o, r)``
-    is the ``inner`` consecutive elements of ``src`` starting at
-    ``s_pos + o * s_outer + idx[r] * mult``.  Each row is a plain memory copy.
+    ``out`` is contiguous with shape ``(outer, k, inner)``; its row ``t =
+    (o, r)`` is the ``inner`` consecutive elements of ``src`` starting at
+    ``s_pos + o * s_outer + idx[r] * mult``.  Copies rows ``t0 .. t1 - 1``;
+    each row is a plain memory copy.
     """
-    for t in prange(outer * k):
+    for t in range(t0, t1):
         o = t // k
         r = t - o * k
         sp = s_pos + o * s_outer + idx[r] * mult
         op = t * inner
         for j in range(inner):
             out[op + j] = src[sp + j]
+
+
+@njit(**_PARALLEL)
+def gather_rows_parallel(src, s_pos, s_outer, mult, idx, out, outer, k, inner):
+    """:func:`gather_rows` of every row, about ``CHUNK`` elements' worth of rows per task."""
+    n = outer * k
+    per = max(1, CHUNK // max(inner, 1))
+    for c in prange((n + per - 1) // per):
+        gather_rows(src, s_pos, s_outer, mult, idx, out, outer, k, inner, c * per,
+                    min(n, (c + 1) * per))
 
 
 # ---------------------------------------------------------------------------

@@ -88,6 +88,7 @@ float32 checked), ``sigmoid`` and float32 ``tanh`` within 2 ulps, float64
 
 import math
 
+import numba
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
@@ -288,7 +289,7 @@ def _tanh(x):
 # The kernel.  One loop per function (no op-code test inside a loop): each
 # loop body is straight-line arithmetic, so each loop is vectorised.
 # ---------------------------------------------------------------------------
-@njit(**_PARALLEL)
+@njit(**_INLINE)
 def vmath_contiguous(kind, a, out):
     """``out[i] = f(a[i])`` for f = exp, sigmoid or tanh (``kind`` 0, 1, 2).
 
@@ -297,19 +298,40 @@ def vmath_contiguous(kind, a, out):
     """
     n = out.shape[0]
     if kind == _EXP:
-        for i in prange(n):
+        for i in range(n):
             out[i] = _exp(a[i])
     elif kind == _SIGMOID:
-        for i in prange(n):
+        for i in range(n):
             out[i] = _sigmoid(a[i])
     else:
-        for i in prange(n):
+        for i in range(n):
             out[i] = _tanh(a[i])
+
+
+CHUNK = 16384    # elements per parallel task, as in elementwise.py
+
+
+@njit(**_PARALLEL)
+def vmath_contiguous_parallel(kind, a, out):
+    """:func:`vmath_contiguous` on chunks of ``CHUNK`` elements, one ``prange`` task each.
+
+    (A separate driver, as in elementwise.py: a process on one thread never
+    compiles this ``parallel=True`` function, which takes longer to compile.)
+    """
+    n = out.shape[0]
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        s, e = c * CHUNK, min(n, (c + 1) * CHUNK)
+        vmath_contiguous(kind, a[s:e], out[s:e])
 
 
 def unary_contiguous(op, a, out, p0=0.0, p1=0.0):
     """Drop-in for the 'math' family's contiguous kernel, for exp/sigmoid/tanh.
 
-    ``op`` is a scalar_ops code in ``OPS``; ``p0``/``p1`` are unused.
+    ``op`` is a scalar_ops code in ``OPS``; ``p0``/``p1`` are unused.  More
+    than one chunk of work on more than one thread runs the parallel driver.
     """
-    vmath_contiguous(KIND[op], a, out)
+    n = out.shape[0]
+    if n > CHUNK and numba.get_num_threads() > 1:
+        vmath_contiguous_parallel(KIND[op], a, out)
+    else:
+        vmath_contiguous(KIND[op], a, out)

@@ -683,7 +683,8 @@ def max_pool2d(x, geometry: tuple, out, idx) -> None:
         _launch(conv.max_pool2d, out.size, x, *geometry, out, idx)
 
 
-def max_pool2d_backward(grad, idx, out) -> None:
+def max_pool2d_backward(grad, idx, out, geometry: tuple | None = None) -> None:
+    # (``geometry`` lets the CPU pick a faster kernel; one scatter kernel serves every case here.)
     if out.size:
         _launch(elementwise.fill_contiguous, out.size, out.reshape(out.size), 0, out.size,
                 _scalar(0, out.dtype))
