@@ -71,6 +71,17 @@ from . import nn  # noqa: E402  (layer 8)
 from . import optim  # noqa: E402  (layer 9)
 from . import utils  # noqa: E402  (layer 10)
 from . import cuda  # noqa: E402
+from . import linalg  # noqa: E402  (torch.linalg)
 from .serialization import load, save  # noqa: E402  (layer 11)
 from . import datasets  # noqa: E402  (layer 12)
 from .backends.cpu.threads import get_num_threads, set_num_threads  # noqa: E402  (torch.set_num_threads)
+from types import ModuleType as _ModuleType  # noqa: E402
+from .dtype import bfloat16  # noqa: E402
+from . import amp, func  # noqa: E402  (mixed precision; function transforms)
+from .amp import (autocast, get_autocast_dtype, is_autocast_available,  # noqa: E402
+                  is_autocast_enabled, set_autocast_enabled)
+from . import compiler  # noqa: E402
+from .compiler import compile  # noqa: E402,A001  (the identity until issue 11)
+cuda.amp = amp.cuda_amp          # minitorch.cuda.amp.autocast / GradScaler (older spelling)
+cpu = _ModuleType("minitorch.cpu")  # torch.cpu: only its amp namespace here
+cpu.amp = amp.cpu_amp            # minitorch.cpu.amp.autocast

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "dtype", "float16", "float32", "float64", "int8", "int16", "int32",
+    "dtype", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "bool_", "half", "float", "double", "short", "int", "long",
     "promote_types", "result_type", "get_default_dtype", "set_default_dtype",
     "from_numpy_dtype", "as_dtype", "can_cast",
@@ -77,6 +77,15 @@ int16 = dtype("int16", np.int16, 3, "Short")
 int32 = dtype("int32", np.int32, 4, "Int")
 int64 = dtype("int64", np.int64, 5, "Long")
 float16 = dtype("float16", np.float16, 6, "Half")
+# bfloat16 ("brain float"): float32's 8 exponent bits with only 7 mantissa bits,
+# so float32's range at 2-3 significant digits.  NumPy has no bfloat16, so
+# minitorch keeps each element in a float32 slot whose value is always a
+# bfloat16 value: every write into a bfloat16 tensor rounds to the nearest
+# bfloat16 (ties to even), which is also how CPU PyTorch computes most
+# bfloat16 ops (in float32, rounded on store).  Its itemsize is the real 2
+# bytes; its storage holds 4 per element (see docs/differences.md).
+bfloat16 = dtype("bfloat16", np.float32, 7, "BFloat16")
+bfloat16.itemsize = 2
 float32 = dtype("float32", np.float32, 8, "Float")
 float64 = dtype("float64", np.float64, 9, "Double")
 
@@ -88,11 +97,11 @@ short = int16
 int = int32          # noqa: A001
 long = int64
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64,
                  "short": int16, "int": int32, "long": int64})
-_BY_NP = {d.np: d for d in ALL_DTYPES}
+_BY_NP = {d.np: d for d in ALL_DTYPES if d is not bfloat16}   # its container is float32
 
 _default_dtype = float32
 
@@ -158,6 +167,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         return hi
     if a.is_floating_point:
+        if {a, b} == {float16, bfloat16}:
+            return float32           # neither holds the other: 5 vs 8 exponent bits
         return a if a._rank > b._rank else b
     # Two integer types (bool was handled above: it is its own category).
     if a is uint8 or b is uint8:
@@ -223,3 +234,45 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     PyTorch forbids casting to a lower category (float into int, int into bool).
     """
     return from_.category <= to.category
+
+
+# C++ names PyTorch's overflow message gives each dtype.
+_C_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
+            "int32": "int", "int64": "int64_t", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def check_fill_value(value: Any, dt: dtype) -> None:
+    """Refuse to fill a ``dt`` tensor with a number that ``dt`` cannot hold, as PyTorch does.
+
+    ``fill_``, ``full``, ``masked_fill`` and ``t[i] = v`` raise
+    ``RuntimeError: value cannot be converted to type int without overflow``
+    rather than store a wrapped-around integer (2**40 in an int32) or an
+    infinity (1e10 in a float16); NaN and inf fit only floating types.  (The
+    arithmetic operators do not check: ``int32_tensor + 2**40`` wraps, in
+    PyTorch too.)  A Python int beyond int64 is refused for every dtype, with
+    PyTorch's ``OverflowError``.
+    """
+    if isinstance(value, (builtins.bool, np.bool_)) or dt is bool_:
+        return
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, builtins.int) and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert")
+    bad = False
+    if dt.is_floating_point:
+        if isinstance(value, builtins.float) and value == value and abs(value) != np.inf:
+            bad = abs(value) > builtins.float(np.finfo(dt.np if dt.name != "bfloat16" else np.float32).max)
+        elif isinstance(value, builtins.int):
+            bad = abs(value) > builtins.float(np.finfo(dt.np).max)
+    elif isinstance(value, (builtins.int, builtins.float)):
+        info = np.iinfo(dt.np)
+        if value != value or abs(value) == np.inf:
+            bad = True
+        elif info.min == 0:      # unsigned: PyTorch also accepts -max..-1 (they wrap around)
+            bad = value > info.max or value < -builtins.int(info.max)
+        else:
+            bad = not info.min <= value <= info.max
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dt.name, dt.name)} "
+                           "without overflow")

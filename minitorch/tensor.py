@@ -29,7 +29,7 @@ from . import ops
 from .autograd import engine
 from .autograd.graph import HookDict, RemovableHandle
 from .device import as_device
-from .dtype import (ALL_DTYPES, as_dtype, bool_, dtype, float16, float32, float64, int8,
+from .dtype import (ALL_DTYPES, as_dtype, bfloat16, bool_, dtype, float16, float32, float64, int8,
                     int16, int32, int64, uint8)
 from .ops import creation, elementwise, indexing, inplace_views, linalg, views
 from .ops.registry import INPLACE, METHODS
@@ -339,6 +339,9 @@ class Tensor(TensorBase, result_class=True):
 
     def half(self, memory_format: Any = None) -> Tensor:
         return self.to(float16)
+
+    def bfloat16(self, memory_format: Any = None) -> Tensor:
+        return self.to(bfloat16)
 
     def long(self, memory_format: Any = None) -> Tensor:
         return self.to(int64)

@@ -335,6 +335,8 @@ class TensorBase:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """A NumPy array sharing this tensor's memory (CPU tensors only)."""
+        if self.dtype.name == "bfloat16":
+            raise TypeError("Got unsupported ScalarType BFloat16")      # NumPy has no bfloat16
         if self.device.type != "cpu":
             if not force:
                 raise TypeError(
@@ -347,6 +349,8 @@ class TensorBase:
         return self._host_array()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self.dtype.name == "bfloat16":
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if self.device.type != "cpu":
             raise TypeError(
                 f"can't convert {self.device} device type tensor to numpy. Use "

@@ -13,6 +13,19 @@ import os
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# Hypothesis profiles.  "ci" (the default) keeps hypothesis' usual budget of 100 examples
+# for tests that set none, and is derandomized so that every CI run draws the same examples
+# (a failure reproduces on the next run).  "long" is for bug hunting by hand, for example
+# `pytest -n0 --hypothesis-profile=long tests/test_fuzz_torch.py` (thousands of random
+# programs compared with PyTorch).  Tests that pass their own max_examples keep them.
+settings.register_profile("ci", max_examples=100, derandomize=True, deadline=None,
+                          print_blob=True)
+settings.register_profile("long", max_examples=5000, derandomize=False, deadline=None,
+                          print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile("ci")
 
 # The course's pytest options: --task M.N (run one task's tests) and --course-report FILE.
 pytest_plugins = ["minitorch.course.grading"]

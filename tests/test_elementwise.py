@@ -224,6 +224,11 @@ def test_operators_with_python_scalars(op, data):
     arr, t = data.draw(operand("pos", "float32"))
     scalar = data.draw(st.sampled_from([2, 0.5, -1.5, True]))
     import operator
+    if op in ("sub", "rsub") and scalar is True:
+        # PyTorch refuses subtraction with a bool operand, a Python bool included.
+        with pytest.raises(RuntimeError, match="Subtraction"):
+            t - scalar if op == "sub" else scalar - t
+        return
     if op.startswith("r"):
         f = getattr(operator, op[1:])
         got, want = f(scalar, t), f(float(scalar), arr.astype(np.float64))

@@ -12,11 +12,13 @@ from .graph import Node
 # package attribute ``gradcheck`` from the function to the module.  The module
 # itself imports the ops (a higher layer) only when called.
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from . import forward_ad, functional  # noqa: E402  (torch.autograd.forward_ad / .functional)
 
 __all__ = ["Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled", "once_differentiable", "Variable",
-           "Node", "gradcheck", "gradgradcheck", "GradcheckError"]
+           "Node", "gradcheck", "gradgradcheck", "GradcheckError",
+           "forward_ad", "functional"]
 
 
 def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Any:

@@ -133,6 +133,13 @@ def _priority(node: Any) -> int:
     return -node._seq
 
 
+def _no_gradient(grads: list) -> bool:
+    """Did no gradient reach the node?  (Most nodes have one output: one test.)"""
+    if len(grads) == 1:
+        return grads[0] is None
+    return all(g is None for g in grads)
+
+
 def _add(a: Any, b: Any) -> Any:
     if a is None:
         return b
@@ -208,7 +215,7 @@ def _execute(root_edges: list, root_grads: list, retain_graph: bool, create_grap
                     new = fn(tuple(grads))
                     if new is not None:
                         grads = list(new)
-            if all(g is None for g in grads):
+            if _no_gradient(grads):
                 in_grads = (None,) * len(node.next_functions)
             else:
                 in_grads = node.apply(*grads)
@@ -287,7 +294,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
     """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` is touched)."""
     outputs = _as_tuple(outputs)
-    single = not isinstance(inputs, (list, tuple))
     inputs = _as_tuple(inputs)
     if retain_graph is None:
         retain_graph = create_graph

@@ -27,8 +27,11 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .anomaly_mode import STATE as ANOMALY
+from .forward_ad import STATE as FORWARD_AD
+from .. import autocast_mode
+from ..autocast_mode import STATE as AUTOCAST
 from ..tensor_base import TensorBase
 from .graph import Node, edge_of, freed_error
 
@@ -49,6 +52,10 @@ class FunctionCtx:
     def mark_non_differentiable(self, *tensors: Any) -> None:
         """Declare outputs that have no gradient (such as indices)."""
         self._non_differentiable = tensors
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for a custom ``jvp`` (forward-mode AD); read them as ``ctx.saved_tensors``."""
+        self._saved_for_forward = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
         """If False, ``backward`` receives ``None`` (not zeros) for unused outputs."""
@@ -102,7 +109,8 @@ class BackwardCFunction(Node, FunctionCtx):
 
     # -- backward ----------------------------------------------------------
     def apply(self, *grads: Any) -> tuple:
-        if self.materialize_grads:
+        # (One output with its gradient, the commonest node, has nothing to fill in.)
+        if self.materialize_grads and (len(grads) != 1 or grads[0] is None):
             grads = tuple(g if g is not None else _zeros_like_meta(meta)
                           for g, meta in zip(grads, self._output_meta))
         result = self._forward_cls.backward(self, *grads)
@@ -111,13 +119,14 @@ class BackwardCFunction(Node, FunctionCtx):
         # ``backward`` returns one gradient per argument of ``forward``; the
         # graph has edges only for some of them (see ``_apply``).
         n_inputs = len(self.needs_input_grad)
-        if len(result) > n_inputs and any(r is not None for r in result[n_inputs:]):
+        n = len(result)
+        if n > n_inputs and any(r is not None for r in result[n_inputs:]):
             raise RuntimeError(
                 f"function {self.name()} returned an incorrect number of gradients "
-                f"(expected {n_inputs}, got {len(result)})")
+                f"(expected {n_inputs}, got {n})")
         # PyTorch allows trailing Nones to be omitted only when they are for
         # non-tensor inputs; we are lenient and treat missing ones as None.
-        return tuple(result[i] if i < len(result) else None for i in self._edge_pos)
+        return tuple([result[i] if i < n else None for i in self._edge_pos])
 
 
 def _zeros_like_meta(meta: Any) -> Any:
@@ -153,6 +162,12 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Forward mode (``autograd.forward_ad``): the output tangents from the input tangents."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     # Argument positions that get no graph edge even when given a tensor, and
     # positions that get an edge even when given a Python number (see _apply).
     _nondiff_args: tuple = ()
@@ -174,16 +189,31 @@ _EDGE_POSITIONS: dict = {}
 
 
 def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
-    """Run ``cls.forward`` and, if needed, record the node; see the module docstring."""
-    ctx = cls._backward_cls()
+    """Run ``cls.forward`` and, if needed, record the node; see the module docstring.
+
+    Two modes change how every op is applied, each for one attribute check
+    while it is off: autocast (``autocast_mode.py``) casts the inputs by the
+    op's precision policy, and forward-mode AD (``forward_ad.py``) gives the
+    outputs tangents.
+    """
+    if AUTOCAST.enabled:
+        args = autocast_mode.cast_inputs(cls, args)
+    if FORWARD_AD.enabled:
+        return forward_ad.apply_with_tangents(cls, cls._backward_cls(), args, kwargs, _record)
+    return _record(cls, cls._backward_cls(), args, kwargs)
+
+
+def _record(cls: Any, ctx: Any, args: tuple, kwargs: dict) -> Any:
+    """Run ``cls.forward`` with ``ctx`` and, if any input requires grad, record ``ctx`` as the node."""
     state = grad_mode.STATE
     recording = state.grad_enabled
     if recording:
         # requires_grad, read without the property: a leaf that asks for it,
         # or any tensor with history.
         # (``_grad_fn`` is None exactly when the ``grad_fn`` property is.)
-        needs = tuple(isinstance(a, TensorBase) and (a._requires_grad or a._grad_fn is not None)
-                      for a in args)
+        # (A list comprehension, then a tuple: quicker than a generator.)
+        needs = tuple([isinstance(a, TensorBase) and (a._requires_grad or a._grad_fn is not None)
+                       for a in args])
         state.grad_enabled = False
     else:
         needs = (False,) * len(args)
@@ -203,7 +233,7 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
     # dims or flags get none); an op may list argument positions that are
     # never differentiable (``_nondiff_args``), or positions where a Python
     # number still counts as an operand (``_number_edges``: ``x * 2`` has two).
-    kinds = tuple(isinstance(a, TensorBase) for a in args)
+    kinds = tuple([isinstance(a, TensorBase) for a in args])
     edge_pos = _EDGE_POSITIONS.get((cls, kinds))
     if edge_pos is None:
         edge_pos = _EDGE_POSITIONS[(cls, kinds)] = tuple(
@@ -211,7 +241,7 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
             if (is_tensor and i not in cls._nondiff_args)
             or (i in cls._number_edges and not is_tensor))
     ctx._edge_pos = edge_pos
-    ctx.next_functions = tuple(edge_of(args[i]) if kinds[i] else (None, 0) for i in edge_pos)
+    ctx.next_functions = tuple([edge_of(args[i]) if kinds[i] else (None, 0) for i in edge_pos])
     non_diff = ctx._non_differentiable
     meta = []
     new_outs = []
@@ -221,7 +251,9 @@ def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
             new_outs.append(out)
             continue
         meta.append((out._shape, out.dtype, out.device))
-        if non_diff and any(out is nd for nd in non_diff):
+        if non_diff and any(out is nd for nd in non_diff) or not out.dtype.is_floating_point:
+            # Only floating-point tensors can require grad: an integer or bool
+            # output (``x.long()``, ``x > 0``) is a plain tensor, as in PyTorch.
             new_outs.append(out)
             continue
         if dirty and any(out is d for d in dirty):
@@ -255,4 +287,5 @@ def once_differentiable(fn: Any) -> Any:
     def wrapper(ctx: Any, *args: Any) -> Any:
         with grad_mode.no_grad():
             return fn(ctx, *args)
+    wrapper._once_differentiable = True     # forward_ad: no jvp can be derived from it
     return wrapper

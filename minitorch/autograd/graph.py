@@ -21,7 +21,6 @@ import itertools
 import weakref
 from typing import Any, Callable
 
-from . import grad_mode
 from ..layout import is_non_overlapping_and_dense
 from ..tensor_base import TensorBase
 
@@ -155,8 +154,11 @@ class AccumulateGrad(Node):
 
 def edge_of(t: Any) -> tuple:
     """The graph edge for a tensor: (node that receives its gradient, output_nr)."""
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
+    fn = t._grad_fn
+    if fn is not None and t._base is not None:
+        fn = t.grad_fn          # a view: the property may refresh a stale node
+    if fn is not None:
+        return (fn, t._output_nr)
     if t._requires_grad:
         acc = t._accumulator
         if acc is None:
@@ -188,8 +190,8 @@ def accumulate_into_leaf(variable: Any, g: Any, create_graph: bool) -> None:
     elif create_graph or variable._grad.requires_grad:
         variable._grad = variable._grad + g
     else:
-        with grad_mode.no_grad():
-            variable._grad.add_(g.detach())
+        # Neither side requires grad, so the in-place add records nothing.
+        variable._grad.add_(g.detach())
     ### END SOLUTION
 
 

@@ -95,17 +95,23 @@ def wrapped(v, size):
 SET = 0
 ADD = 1
 MUL = 2
+MAX = 3          # scatter_reduce(..., "amax"): NaN wins, as in PyTorch
+MIN = 4          # scatter_reduce(..., "amin")
 
 #: The op names the backends accept (``backend.scatter("add", ...)``).
-SCATTER_CODES = {"set": SET, "add": ADD, "multiply": MUL}
+SCATTER_CODES = {"set": SET, "add": ADD, "multiply": MUL, "amax": MAX, "amin": MIN}
 
 
 def combine(op, old, new):
-    """The target's new value: ``new`` (set), ``old + new`` or ``old * new``."""
+    """The target's new value: ``new`` (set), ``old + new``, ``old * new``, the max or the min."""
     if op == ADD:
         return old + new
     if op == MUL:
         return old * new
+    if op == MAX:
+        return new if (new > old or new != new) else old
+    if op == MIN:
+        return new if (new < old or new != new) else old
     return new
 
 
@@ -221,6 +227,9 @@ def window_max(x, b, ch, y, xo, kh, kw, sh, sw, ph, pw, dh, dw):
     w = x.shape[3]
     best = -math.inf
     best_i = -1
+    # Task 4.4: the max of one pooling window and the flat index of its winner
+    # (padding never wins, a NaN wins).
+    ### BEGIN SOLUTION
     for i in range(kh):
         iy = source(y, i, sh, ph, dh, h)
         if iy < 0:
@@ -235,4 +244,5 @@ def window_max(x, b, ch, y, xo, kh, kw, sh, sw, ph, pw, dh, dw):
                 best_i = iy * w + ix
                 if v != v:
                     break
+    ### END SOLUTION
     return best, best_i

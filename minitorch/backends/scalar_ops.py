@@ -89,11 +89,15 @@ def unary_fast(op, x, p0, p1):
     elif op == ABS:
         return abs(x)
     elif op == RELU:
-        return x if x > 0 else x * 0
+        # Not ``x * 0``: that is -0.0 for negative x and NaN for -inf.  NaN stays NaN.
+        return x if x > 0 or x != x else 0.0
     elif op == SQUARE:
         return x * x
     elif op == CLAMP:
         # NaN stays NaN: comparisons with NaN are false.
+        # A NaN bound makes every result NaN, as min(max(x, lo), hi) in PyTorch.
+        if p0 != p0 or p1 != p1:
+            return p0 + p1
         if x < p0:
             return p0
         if x > p1:
@@ -145,16 +149,29 @@ def unary(op, x, p0, p1):
         z = math.exp(x)
         return z / (1.0 + z)
     elif op == RELU:
-        return x if x > 0 else x * 0
+        return x if x > 0 or x != x else 0.0
+    # The rounding ops stay in floating point, as in PyTorch: floor(1e20) is 1e20.
+    # Compiled, math.floor returns an int64, which NaN, inf and anything beyond
+    # 2**63 do not fit; but every float of magnitude >= 2**52 is already whole,
+    # so those (and NaN, inf) come back unchanged.  copysign keeps the sign of
+    # a zero result: ceil(-0.5) is -0.0.
     elif op == FLOOR:
-        return math.floor(x)
+        if not abs(x) < 4503599627370496.0:
+            return x
+        return math.copysign(math.floor(x), x)
     elif op == CEIL:
-        return math.ceil(x)
+        if not abs(x) < 4503599627370496.0:
+            return x
+        return math.copysign(math.ceil(x), x)
     elif op == ROUND:
         # Python's round() is round-half-to-even, like torch.round.
-        return round(x)
+        if not abs(x) < 4503599627370496.0:
+            return x
+        return math.copysign(round(x), x)
     elif op == TRUNC:
-        return math.trunc(x)
+        if not abs(x) < 4503599627370496.0:
+            return x
+        return math.copysign(math.trunc(x), x)
     elif op == SIGN:
         # PyTorch: sign(nan) and sign(-0.0) are both 0.
         if x > 0:
@@ -208,6 +225,9 @@ def unary(op, x, p0, p1):
         return x * x
     elif op == CLAMP or op == HARDTANH:
         # NaN stays NaN: comparisons with NaN are false.
+        # A NaN bound makes every result NaN, as min(max(x, lo), hi) in PyTorch.
+        if p0 != p0 or p1 != p1:
+            return p0 + p1
         if x < p0:
             return p0
         if x > p1:
@@ -216,16 +236,25 @@ def unary(op, x, p0, p1):
     elif op == LEAKY_RELU:
         return x if x > 0 else x * p0
     elif op == POW_SCALAR:
-        # IEEE results where Python's ``**`` would raise.
+        # C's pow() results where Python's ``**`` would raise or go complex:
+        # 0 ** negative is inf (-inf for -0.0 to an odd power), a finite
+        # negative base to a non-integer power is NaN.  Compiled, math.floor
+        # returns an int64, so it is only called below 2**52 (every float
+        # beyond is a whole, even number).
         if x == 0 and p0 < 0:
+            if p0 > -4503599627370496.0 and math.floor(p0) == p0 \
+                    and math.floor(p0 * 0.5) != p0 * 0.5:
+                return math.copysign(math.inf, x)
             return math.inf
-        if x < 0 and p0 != math.floor(p0):
+        if x < 0 and x != -math.inf and abs(p0) < 4503599627370496.0 and math.floor(p0) != p0:
             return math.nan
         return x ** p0
     elif op == RPOW_SCALAR:
         if p0 == 0 and x < 0:
+            if x > -4503599627370496.0 and math.floor(x) == x and math.floor(x * 0.5) != x * 0.5:
+                return math.copysign(math.inf, p0)
             return math.inf
-        if p0 < 0 and x != math.floor(x):
+        if p0 < 0 and p0 != -math.inf and abs(x) < 4503599627370496.0 and math.floor(x) != x:
             return math.nan
         return p0 ** x
     elif op == ELU:
@@ -252,6 +281,11 @@ def unary(op, x, p0, p1):
             return -math.log1p(math.exp(-x))
         return x - math.log1p(math.exp(x))
     elif op == FRAC:
+        # x - trunc(x), in floating point (see FLOOR): 0 for huge x, NaN for inf.
+        if x == math.inf or x == -math.inf:
+            return math.nan
+        if not abs(x) < 4503599627370496.0:
+            return x - x
         return x - math.trunc(x)
     elif op == IS_NAN:
         return x != x
@@ -350,9 +384,12 @@ def binary(op, x, y):
     elif op == DIV:
         return x / y
     elif op == POW:
+        # As POW_SCALAR in ``unary``.
         if x == 0 and y < 0:
+            if y > -4503599627370496.0 and math.floor(y) == y and math.floor(y * 0.5) != y * 0.5:
+                return math.copysign(math.inf, x)
             return math.inf
-        if x < 0 and y != math.floor(y):
+        if x < 0 and x != -math.inf and abs(y) < 4503599627370496.0 and math.floor(y) != y:
             return math.nan
         return x ** y
     elif op == MAXIMUM:
@@ -367,37 +404,56 @@ def binary(op, x, y):
         if y != y:
             return y
         return x if x < y else y
-    elif op == FMOD:
-        # x - trunc(x / y) * y, computed in float64 (``+ 0.0`` widens float32),
-        # where it is exact for float32 inputs.  When x / y rounds up to a whole
-        # number the quotient is one too big and the residual gets the wrong
-        # sign; one divisor put back fixes it (NumPy/C fmod has x's sign).
-        if y == 0 or x != x or y != y:
+    elif op == FMOD or op == REMAINDER or op == FLOOR_DIVIDE:
+        # fmod: x - trunc(x / y) * y, with the sign of x (C's fmod); remainder:
+        # Python's %, with the sign of y; floor_divide: Python's //, which is
+        # (x - fmod(x, y)) / y rounded, so 1 // 0.1 is 9 (1 = 9 * 0.1 + 0.0999...)
+        # where floor(1 / 0.1) would give 10.  All in floating point: 1e20 // 3
+        # is 3.3e19 (compiled, math.floor returns an int64, so it is only
+        # called below 2**52, where every float is whole already).
+        if y == 0:
+            return x / y if op == FLOOR_DIVIDE else math.nan
+        if x != x or y != y or x == math.inf or x == -math.inf:
             return math.nan
-        xd = x + 0.0
+        xd = x + 0.0                               # float64 (widens float32)
         yd = y + 0.0
-        r = xd - math.trunc(xd / yd) * yd
-        if r != 0 and (r < 0) != (xd < 0):
-            r += abs(yd) if xd > 0 else -abs(yd)
-        return r
-    elif op == REMAINDER:
-        # Python's %: the result takes the divisor's sign.  Computed like NumPy,
-        # as fmod then a shift by y, which stays right when x / y underflows.
-        if y == 0 or x != x or y != y:
-            return math.nan
-        xd = x + 0.0
-        yd = y + 0.0
-        r = xd - math.trunc(xd / yd) * yd          # fmod, as above
-        if r != 0 and (r < 0) != (xd < 0):
-            r += abs(yd) if xd > 0 else -abs(yd)
-        if r != 0 and (r < 0) != (yd < 0):
-            r += yd
-        return r
-    elif op == FLOOR_DIVIDE:
-        q = x / y
-        if q != q or q == math.inf or q == -math.inf:
-            return q
-        return math.floor(q)
+        if yd == math.inf or yd == -math.inf:
+            r = xd
+        else:
+            # fmod by long division in binary: take away the largest y * 2**k
+            # that fits, then halve.  Each subtraction is exact (t <= r < 2t),
+            # so the remainder is exact, whatever the size of x / y.
+            ay = abs(yd)
+            r = abs(xd)
+            t = ay
+            while t <= r * 0.5:
+                t = t * 2.0
+            while t >= ay:
+                if r >= t:
+                    r = r - t
+                t = t * 0.5
+            r = math.copysign(r, xd)
+        if op == FMOD:
+            return r
+        if op == REMAINDER:
+            if r != 0 and (r < 0) != (yd < 0):
+                r += yd
+            return r
+        if yd == math.inf or yd == -math.inf:
+            if xd == 0 or (xd < 0) == (yd < 0):
+                return math.copysign(0.0, xd / yd)
+            return -1.0
+        div = (xd - r) / yd
+        if r != 0 and (yd < 0) != (r < 0):
+            div -= 1.0
+        if div == 0:
+            return math.copysign(0.0, xd / yd)
+        if not abs(div) < 4503599627370496.0:
+            return div
+        fl = math.floor(div) + 0.0
+        if div - fl > 0.5:
+            fl += 1.0
+        return fl
     elif op == ATAN2:
         return math.atan2(x, y)
     elif op == HYPOT:
@@ -432,7 +488,8 @@ def binary(op, x, y):
         d = x - y
         return d * d
     elif op == THRESHOLD_MASK:
-        return y if x > 0 else y * 0
+        # Not ``y * 0``: an inf gradient where the input was <= 0 gives 0, not NaN.
+        return y if x > 0 else 0.0
     return x
 
 
@@ -443,7 +500,7 @@ def binary(op, x, y):
 # 2**53.  These are compiled for integer (and bool) dtypes only.
 # ---------------------------------------------------------------------------
 UNARY_INT_OPS = (IDENTITY, NEG, ABS, SIGN, SQUARE, BITWISE_NOT, RELU)
-BINARY_INT_OPS = (ADD, SUB, MUL, MAXIMUM, MINIMUM, FMOD, REMAINDER, FLOOR_DIVIDE,
+BINARY_INT_OPS = (ADD, SUB, MUL, MAXIMUM, MINIMUM, FMAX, FMIN, FMOD, REMAINDER, FLOOR_DIVIDE,
                   BITWISE_AND, BITWISE_OR, BITWISE_XOR, RSUB, POW, SQUARED_DIFF,
                   THRESHOLD_MASK)
 
@@ -485,9 +542,10 @@ def binary_int(op, x, y):
         return x - y
     elif op == MUL:
         return x * y
-    elif op == MAXIMUM:
+    elif op == MAXIMUM or op == FMAX:
+        # (fmax and fmin differ from maximum and minimum only for NaN, which integers lack.)
         return x if x > y else y
-    elif op == MINIMUM:
+    elif op == MINIMUM or op == FMIN:
         return x if x < y else y
     elif op == FMOD:
         # C semantics: the result has the sign of the dividend.

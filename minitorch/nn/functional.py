@@ -13,7 +13,7 @@ from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as elementwise_ops, reduction as reduction_ops
-from ..ops.creation import full, arange
+from ..ops.creation import full, arange, tensor as _tensor
 from ..ops.sampling import bernoulli
 from ..ops.embedding import embedding as embedding_op
 from ..ops.padding import pad
@@ -24,7 +24,8 @@ from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_p
 from ..ops.loss import nll_loss_rows
 from ..ops.views import cat
 from ..tensor import Tensor
-from ..dtype import bool_, int64
+from ..dtype import bool_, int64, result_type
+from ..layout import broadcast_shapes
 from ..ops.einsum import einsum
 
 __all__ = [
@@ -39,6 +40,43 @@ __all__ = [
     "unfold", "fold", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
 ]
+
+# The rest of nn.functional lives in topic modules (each composed of ops, like this one).
+from . import (functional_activations, functional_attention, functional_conv,  # noqa: E402
+               functional_embedding, functional_losses, functional_pooling,
+               functional_resample)
+from .functional_activations import (gumbel_softmax, hardshrink, rrelu, rrelu_,  # noqa: E402
+                                     softshrink, tanhshrink)
+from .functional_attention import multi_head_attention_forward  # noqa: E402
+from .functional_conv import conv3d, conv_tbc, conv_transpose1d, conv_transpose3d  # noqa: E402
+from .functional_embedding import embedding_bag  # noqa: E402
+from .functional_losses import (cosine_embedding_loss, ctc_loss,  # noqa: E402
+                                gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss,
+                                multi_margin_loss, multilabel_margin_loss,
+                                multilabel_soft_margin_loss, poisson_nll_loss,
+                                soft_margin_loss, triplet_margin_loss,
+                                triplet_margin_with_distance_loss)
+from .functional_pooling import (adaptive_avg_pool3d, adaptive_max_pool1d,  # noqa: E402
+                                 adaptive_max_pool1d_with_indices,
+                                 adaptive_max_pool2d_with_indices, adaptive_max_pool3d,
+                                 adaptive_max_pool3d_with_indices, avg_pool3d,
+                                 fractional_max_pool2d, fractional_max_pool2d_with_indices,
+                                 fractional_max_pool3d, fractional_max_pool3d_with_indices,
+                                 local_response_norm, lp_pool1d, lp_pool2d, lp_pool3d,
+                                 max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d,
+                                 max_pool3d_with_indices, max_unpool1d, max_unpool2d,
+                                 max_unpool3d)
+from .functional_resample import (affine_grid, channel_shuffle, grid_sample,  # noqa: E402
+                                  interpolate, native_channel_shuffle, pixel_shuffle,
+                                  pixel_unshuffle, upsample, upsample_bilinear,
+                                  upsample_nearest)
+
+__all__ += (functional_activations.__all__ + functional_attention.__all__
+            + functional_conv.__all__ + functional_embedding.__all__
+            + functional_losses.__all__ + functional_pooling.__all__
+            + functional_resample.__all__
+            + ["relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_",
+               "dropout3d", "feature_alpha_dropout", "pdist", "linear_cross_entropy"])
 
 
 # ---------------------------------------------------------------------------
@@ -261,6 +299,11 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """Mean squared error: ``mean((input - target)**2)``."""
     _check_same_size(input, target, "mse_loss")
+    broadcast_shapes(tuple(input.shape), tuple(target.shape))      # shapes are checked first
+    if not (input.dtype.is_floating_point or target.dtype.is_floating_point):
+        raise NotImplementedError(f'"mse_cpu" not implemented for \'{input.dtype._legacy}\'')
+    dt = result_type(input, target)
+    input, target = input.to(dt), target.to(dt)          # (a bool input cannot be subtracted)
     loss = (input - target).square()
     if weight is not None:
         loss = loss * weight
@@ -310,12 +353,14 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if target.dtype.is_floating_point:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.title()}")
+    target_shape = target.shape                # () for a 1-d input: reduction='none' gives ()
     if input.dim() == 1:
         input, target = input.unsqueeze(0), target.reshape(1)
     n_classes = input.shape[1]
-    if input.shape[0] != target.shape[0]:
+    target_batch = target.shape[0] if target.dim() else 0
+    if input.shape[0] != target_batch:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size ({target.shape[0]}).")
+                         f"batch_size ({target_batch}).")
     if input.dim() > 2 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
         raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got "
                            f"{list(target.shape)}")
@@ -323,7 +368,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     logp = input.movedim(1, -1).reshape(-1, n_classes) if input.dim() > 2 else input
     loss = nll_loss_rows(logp, target.reshape(-1), weight, ignore_index, reduction,
                          images=input.dim() == 4)
-    return loss.reshape(target.shape) if reduction == "none" and loss.shape != target.shape \
+    return loss.reshape(target_shape) if reduction == "none" and loss.shape != target_shape \
         else loss
 
 
@@ -333,6 +378,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """``nll_loss(log_softmax(input))``; ``target`` holds class indices or class probabilities."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if tuple(target.shape) == tuple(input.shape) and not target.dtype.is_floating_point:
+        # Same shapes means class probabilities to PyTorch (a 0-d input included).
+        raise RuntimeError("Expected floating point type for target with class probabilities, "
+                           f"got {target.dtype._legacy}")
     class_dim = 0 if input.dim() == 1 else 1
     logp = reduction_ops.log_softmax(input, class_dim)
     n_classes = input.shape[class_dim]
@@ -538,9 +587,21 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    n1 = elementwise_ops.clamp_min(reduction_ops.norm(x1, 2, dim), eps)
-    n2 = elementwise_ops.clamp_min(reduction_ops.norm(x2, 2, dim), eps)
-    return (x1 * x2).sum(dim) / (n1 * n2)
+    """``sum(x1/|x1| * x2/|x2|, dim)``, each norm at least ``eps``, after broadcasting x1 with x2.
+
+    As PyTorch computes it: each input is divided by its own (clamped) norm
+    before the product is summed, so a tiny vector gives a small similarity
+    (``|x1| / eps``), not 0.
+    """
+    if not (x1.dtype.is_floating_point or x2.dtype.is_floating_point):
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{x1.dtype._legacy}")
+    shape = broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    dt = result_type(x1, x2)                          # int or bool with float: that float
+    x1, x2 = x1.expand(*shape).to(dt), x2.expand(*shape).to(dt)
+    n1 = elementwise_ops.clamp_min(reduction_ops.norm(x1, 2, dim, keepdim=True), eps)
+    n2 = elementwise_ops.clamp_min(reduction_ops.norm(x2, 2, dim, keepdim=True), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
@@ -626,3 +687,87 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return matmul(weights, value)
+
+
+# ---------------------------------------------------------------------------
+# In-place forms, 3-D and feature dropout, pdist, linear_cross_entropy
+# ---------------------------------------------------------------------------
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _threshold(input, threshold, value, inplace=True)
+
+
+_threshold = threshold      # the parameter named ``threshold`` hides the function above
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+              ) -> Tensor:
+    """Zero whole 3-D feature maps (channels of (N, C, D, H, W))."""
+    return _channel_dropout(input, p, training, inplace, 3)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels: dropped channels take SELU's negative saturation."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    alpha_p = -1.7580993408473766
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    with no_grad():
+        keep = bernoulli(full(shape, 1.0 - p, dtype=input.dtype, device=input.device))
+    return (input * keep + alpha_p * (1 - keep)) * a + b
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distance between every pair of rows of (N, M): the upper triangle, flat."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    n = input.shape[0]
+    rows = [i for i in range(n) for _ in range(i + 1, n)]
+    cols = [j for i in range(n) for j in range(i + 1, n)]
+    if not rows:
+        return full((0,), 0.0, dtype=input.dtype, device=input.device)
+    from_i = input.index_select(0, _tensor(rows, dtype=int64, device=input.device))
+    from_j = input.index_select(0, _tensor(cols, dtype=int64, device=input.device))
+    return reduction_ops.norm(from_i - from_j, p, 1)
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target)`` in one call.
+
+    PyTorch can run it in chunks of the batch so that the (batch, classes)
+    logits never exist at once (``options``); minitorch computes the logits.
+    """
+    logits = linear(input, linear_weight, linear_bias)
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None
+                         else ignore_index, reduction=reduction,
+                         label_smoothing=label_smoothing)

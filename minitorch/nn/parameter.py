@@ -15,7 +15,7 @@ from typing import Any
 from ..tensor import Tensor
 from ..ops.creation import empty
 
-__all__ = ["Parameter", "UninitializedParameter"]
+__all__ = ["Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"]
 
 
 class Parameter(Tensor):
@@ -68,3 +68,55 @@ class UninitializedParameter(Parameter):
 
     def __repr__(self) -> str:
         return "<UninitializedParameter>"
+
+
+class _BufferMeta(type):
+    """``isinstance(t, Buffer)`` is true for any tensor that ``Buffer(...)`` marked."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls is Buffer:
+            return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+        return super().__instancecheck__(instance)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """Marks a tensor as a buffer: ``self.stats = nn.Buffer(t)`` registers it.
+
+    Like ``register_buffer``: saved in ``state_dict`` (unless
+    ``persistent=False``), moved by ``.to()``, but not a parameter.  The
+    result is ``t`` detached (an ordinary tensor), as in PyTorch.
+    """
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Any:
+        if data is None:
+            data = empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
+
+
+class UninitializedBuffer(Tensor):
+    """A buffer whose shape is not known yet (lazy modules), until ``materialize``."""
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                persistent: bool = True) -> "UninitializedBuffer":
+        data = empty(0, dtype=dtype, device=device)
+        b = cls._make(data._storage, data._shape, data._stride, data._offset, data.dtype)
+        b.persistent = persistent
+        b._is_buffer = True
+        return b
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                 persistent: bool = True) -> None:
+        pass
+
+    def materialize(self, shape: tuple, device: Any = None, dtype: Any = None) -> None:
+        """Give the buffer a shape: it becomes an ordinary tensor."""
+        data = empty(tuple(shape), dtype=dtype or self.dtype, device=device or self.device)
+        self._storage, self._shape, self._stride = data._storage, data._shape, data._stride
+        self._offset = 0
+        self.__class__ = Tensor
+
+    def __repr__(self) -> str:
+        return "<UninitializedBuffer>"

@@ -10,3 +10,5 @@ from . import (advanced_indexing, basic_indexing, conversion, creation, einsum, 
                elementwise, embedding, gather_scatter, index_helpers, index_ops, indexing,
                inplace_views, padding,
                legacy_types, linalg, masked, reduction, registry, sampling, sorting, views)
+from . import (composite_math, linalg_ops, matrix_builders, rearranging,  # noqa: F401
+               dlpack, scans_and_counts, scatter_reduce, tensor_extras)

@@ -124,7 +124,11 @@ def copy_like(src: Any, like: TensorBase) -> TensorBase:
         out = src.to(like.dtype) if src.dtype is not like.dtype else src
         out = out.expand(like._shape) if out._shape != like._shape else out
         # A plain expand would alias src; inplace() copies the values out anyway.
-        return out + like * 0 if like.requires_grad and not out.requires_grad else out
+        if like.requires_grad and not out.requires_grad:
+            return out + like * 0
+        # src itself (a leaf that requires grad) would hand ``like`` no history:
+        # a copy node passes the gradient back to src.
+        return out.clone() if out is src and src.requires_grad else out
     return full_like(like, src)
 
 

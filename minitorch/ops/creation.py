@@ -14,7 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..device import as_device
-from ..dtype import as_dtype, bool_, from_numpy_dtype, get_default_dtype, int64
+from ..dtype import as_dtype, bfloat16, bool_, from_numpy_dtype, get_default_dtype, int64
+from .bfloat16 import round_array as round_bfloat16_array
 from ..layout import check_shape, contiguous_strides, numel
 from ..storage import TypedStorage, UntypedStorage
 from ..tensor_base import Size, TensorBase
@@ -45,11 +46,17 @@ def new_leaf(t: TensorBase, requires_grad: bool) -> TensorBase:
     return t
 
 
-def _from_host(arr: np.ndarray, dev: Any) -> TensorBase:
-    """A tensor that owns a contiguous copy (on CPU: maybe the array itself) of ``arr``."""
+def _from_host(arr: np.ndarray, dev: Any, dt: Any = None) -> TensorBase:
+    """A tensor that owns a contiguous copy (on CPU: maybe the array itself) of ``arr``.
+
+    Its dtype is ``arr``'s, or ``dt`` (bfloat16: ``arr``'s values rounded to it).
+    """
     # (np.ascontiguousarray would turn a 0-d array into 1-d)
     arr = arr if arr.flags.c_contiguous else arr.copy()
-    dt = from_numpy_dtype(arr.dtype)
+    if dt is bfloat16:
+        arr = round_bfloat16_array(arr)
+    else:
+        dt = from_numpy_dtype(arr.dtype)
     data = kernels.from_host(arr.reshape(-1), dev)
     return TensorBase._make(UntypedStorage(data, dev), arr.shape, contiguous_strides(arr.shape), 0,
                         dt)
@@ -143,7 +150,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     if dtype is not None:
         arr = arr.astype(as_dtype(dtype).np)
     from_numpy_dtype(arr.dtype)   # raises TypeError for unsupported NumPy dtypes
-    out = _from_host(np.array(arr, copy=True), as_device(device))
+    out = _from_host(np.array(arr, copy=True), as_device(device),
+                     as_dtype(dtype) if dtype is not None else None)
     return new_leaf(out, requires_grad)
 
 
@@ -319,7 +327,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
             isinstance(v, int) for v in vals) else \
             np.floor(start + np.arange(n, dtype=np.float64) * step).astype(dt.np)
         host = host.astype(dt.np)
-    return new_leaf(_from_host(host, as_device(device)), requires_grad)
+    return new_leaf(_from_host(host, as_device(device), dt), requires_grad)
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
@@ -332,14 +340,14 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     host = np.linspace(start, end, steps, dtype=np.float64)
     if not dt.is_floating_point:
         host = np.trunc(host)
-    return new_leaf(_from_host(host.astype(dt.np), as_device(device)), requires_grad)
+    return new_leaf(_from_host(host.astype(dt.np), as_device(device), dt), requires_grad)
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> TensorBase:
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
     host = np.power(base, np.linspace(start, end, steps, dtype=np.float64))
-    return new_leaf(_from_host(host.astype(dt.np), as_device(device)), requires_grad)
+    return new_leaf(_from_host(host.astype(dt.np), as_device(device), dt), requires_grad)
 
 
 # ---------------------------------------------------------------------------

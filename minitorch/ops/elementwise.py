@@ -17,7 +17,9 @@ import builtins
 from typing import Any, Callable
 
 from ..autograd.function import Function
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
+from ..autograd.forward_ad import STATE as FORWARD_AD
+from ..autocast_mode import STATE as AUTOCAST
 from ..backends import scalar_ops
 from ..dtype import bool_, get_default_dtype, result_type, can_cast, int64
 from ..layout import broadcast_shapes
@@ -56,6 +58,8 @@ def _reduce_grad(g: TensorBase | None, meta: tuple | None) -> TensorBase | None:
     shape, dt = meta
     if not isinstance(g, TensorBase):
         return None
+    if g._shape == shape and g.dtype is dt:
+        return g                # the commonest case: no broadcast to undo, no cast
     g = sum_to_shape(g, shape)
     if g.dtype is not dt and dt.is_floating_point:
         g = g.to(dt)
@@ -196,7 +200,8 @@ class Pow(Function):
         ga = gb = None
         if ctx.needs_input_grad[0]:
             if isinstance(b, TensorBase):
-                ga = g * b * pow(a, b - 1)
+                # 0 where b == 0, as PyTorch's: 0 * a**-1 would be NaN at a == 0.
+                ga = where(b == 0, 0.0, g * b * pow(a, b - 1))
             else:
                 # d/da a**b = b * a**(b-1); 0 where b == 0 (PyTorch's convention).
                 ga = g * 0 if b == 0 else g * b * pow(a, b - 1)
@@ -311,7 +316,13 @@ Remainder = _binary_op("Remainder", scalar_ops.REMAINDER,
                        lambda a, b, g: (g, -g * floor_divide(a, b)))
 Hypot = _binary_op("Hypot", scalar_ops.HYPOT, lambda a, b, g: (g * a / hypot(a, b), g * b / hypot(a, b)))
 Copysign = _binary_op("Copysign", scalar_ops.COPYSIGN,
-                      lambda a, b, g: (g * copysign(1.0, a) * copysign(1.0, b), g * 0))
+                      lambda a, b, g: (_copysign_grad(a, b, g), g * 0))
+
+
+def _copysign_grad(a: TensorBase, b: Any, g: TensorBase) -> TensorBase:
+    """d copysign(a, b) / da: +-1 (the signs of a and b agree or not), 0 where a == 0 (PyTorch's)."""
+    one = g.new_ones(())
+    return where(a == 0, 0.0, g * copysign(one, a) * copysign(one, b))
 Xlogy = _binary_op("Xlogy", scalar_ops.XLOGY,
                    lambda a, b, g: (g * where(a == 0, 0.0, _log(_as_t(b, g))), g * a / b))
 
@@ -335,13 +346,17 @@ class _Unary(Function):
     grad_formula: Callable = None
 
     @classmethod
-    def forward(cls, ctx: Any, x: TensorBase, p0: float = 0.0, p1: float = 0.0) -> TensorBase:
+    def compute(cls, x: TensorBase, p0: float = 0.0, p1: float = 0.0) -> TensorBase:
+        """``f(x)`` itself: what ``forward`` computes, without recording anything."""
         if cls.float_only or x.dtype.is_floating_point:
             out_dt = _float_result(x) if cls.float_only else x.dtype
-            y = kernels.unary(kernels.cast(x, out_dt) if out_dt is not x.dtype else x, cls.op,
-                           out_dt, p0, p1)
-        else:
-            y = kernels.unary(x, cls.op, x.dtype, integer=True)
+            return kernels.unary(kernels.cast(x, out_dt) if out_dt is not x.dtype else x,
+                                 cls.op, out_dt, p0, p1)
+        return kernels.unary(x, cls.op, x.dtype, integer=True)
+
+    @classmethod
+    def forward(cls, ctx: Any, x: TensorBase, p0: float = 0.0, p1: float = 0.0) -> TensorBase:
+        y = cls.compute(x, p0, p1)
         ctx.save_for_backward(x, y)
         ctx.params = (p0, p1)
         return y
@@ -360,7 +375,8 @@ def _unary_op(name: str, op: int, formula: Callable, float_only: bool = True,
 
 
 def _zero_grad(x: TensorBase, y: TensorBase, g: TensorBase, *p: Any) -> TensorBase:
-    return g * 0
+    # zeros, not g * 0: an infinite g would give NaN (PyTorch: zeros_like(grad)).
+    return g.new_zeros(g.shape)
 
 
 #                 class name   op code          d(loss)/dx, given x, y = f(x), g = d(loss)/dy
@@ -396,7 +412,7 @@ Erfc = _unary_op("Erfc", scalar_ops.ERFC,
 Reciprocal = _unary_op("Reciprocal", scalar_ops.RECIPROCAL, lambda x, y, g, *p: -g * y * y)
 Square = _unary_op("Square", scalar_ops.SQUARE, lambda x, y, g, *p: g * 2 * x, float_only=False,
                    backward_name="PowBackward0")
-Relu = _unary_op("Relu", scalar_ops.RELU, lambda x, y, g, *p: g * (y > 0).to(g.dtype),
+Relu = _unary_op("Relu", scalar_ops.RELU, lambda x, y, g, *p: where(y > 0, g, 0.0),
                  float_only=False, backward_name="ReluBackward0")
 Floor = _unary_op("Floor", scalar_ops.FLOOR, _zero_grad)
 Ceil = _unary_op("Ceil", scalar_ops.CEIL, _zero_grad)
@@ -405,7 +421,7 @@ Trunc = _unary_op("Trunc", scalar_ops.TRUNC, _zero_grad)
 Frac = _unary_op("Frac", scalar_ops.FRAC, lambda x, y, g, *p: g)
 Sign = _unary_op("Sign", scalar_ops.SIGN, _zero_grad, float_only=False)
 Clamp = _unary_op("Clamp", scalar_ops.CLAMP,
-                  lambda x, y, g, lo, hi: g * ((x >= lo) & (x <= hi)).to(g.dtype),
+                  lambda x, y, g, lo, hi: where((x >= lo) & (x <= hi), g, 0.0),
                   float_only=False, backward_name="ClampBackward1")
 LeakyRelu = _unary_op("LeakyRelu", scalar_ops.LEAKY_RELU,
                       lambda x, y, g, slope, _: g * where(x > 0, 1.0, slope).to(g.dtype))
@@ -445,6 +461,8 @@ def _mish_grad(x: TensorBase) -> TensorBase:
 
 def _unary_public(cls: type) -> Callable:
     def fn(input: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
+        if out is None and _untracked(input, None):
+            return cls.compute(input)      # nothing to record: skip the Function machinery
         result = cls.apply(input)
         return write_out(result, out)
     fn.__name__ = cls.__name__.lower()
@@ -543,8 +561,22 @@ def neg(input: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
 
 
 negative = neg
-relu = _unary_public(Relu)
-square = _unary_public(Square)
+_relu = _unary_public(Relu)
+_square = _unary_public(Square)
+
+
+def relu(input: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
+    """``max(x, 0)`` elementwise; NaN stays NaN and negatives give +0.0 (recorded as ``ReluBackward0``)."""
+    if input.dtype is bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _relu(input, out=out)
+
+
+def square(input: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
+    """``input * input``; a bool tensor squares to int64, as ``pow(bool, 2)`` does in PyTorch."""
+    if input.dtype is bool_:
+        input = kernels.cast(input, int64)
+    return _square(input, out=out)
 silu = _unary_public(Silu)
 mish = _unary_public(Mish)
 absolute = abs
@@ -595,10 +627,11 @@ def clamp(input: TensorBase, min: Any = None, max: Any = None, *,  # noqa: A002
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, TensorBase) or isinstance(max, TensorBase):
         result = input
+        # (Maximum/Minimum themselves: one bound may be a number.)
         if min is not None:
-            result = maximum(result, min)
+            result = Maximum.apply(result, min)
         if max is not None:
-            result = minimum(result, max)
+            result = Minimum.apply(result, max)
         return write_out(result, out)
     if min is not None and max is not None and min > max:
         min = max            # PyTorch computes min(max(x, min), max): everything becomes max
@@ -647,6 +680,8 @@ def _untracked(a: Any, b: Any) -> bool:
     call it directly, skipping the ``Function`` machinery (the backward pass
     itself runs such ops: gradients of gradients are not recorded).
     """
+    if FORWARD_AD.enabled or AUTOCAST.enabled:
+        return False        # tangents, or autocast's casts: both happen in Function.apply
     if not grad_mode.STATE.grad_enabled:
         return True
     return not (isinstance(a, TensorBase) and a.requires_grad
@@ -676,7 +711,13 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: TensorBase | None = None
     if _dtype_of(input) is bool_ and _dtype_of(other) is bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
+    if _dtype_of(input) is bool_ or _dtype_of(other) is bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
     if not isinstance(input, TensorBase):
+        if alpha == 1 and out is None and _untracked(other, None):
+            return kernels.arith(other, input, scalar_ops.RSUB)     # 2 - t: t (rsub) 2
         return write_out(RSub.apply(input, other, alpha), out)
     if alpha == 1 and out is None and _untracked(input, other):
         return kernels.arith(input, other, scalar_ops.SUB)
@@ -711,12 +752,16 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
             return kernels.arith(input, other, scalar_ops.DIV)
         return write_out(Div.apply(input, other), out)
     if rounding_mode == "floor":
-        return write_out(floor_divide(input, other), out)
+        with grad_mode.no_grad():
+            q = floor_divide(input, other)
+        return write_out(DivRounded.apply(input, other, q), out)
     if rounding_mode == "trunc":
         dt = result_type(input, other)
         if dt.is_floating_point:
-            return write_out(Trunc.apply(Div.apply(input, other)), out)
-        _check_int_zero(other)
+            with grad_mode.no_grad():
+                q = Trunc.apply(Div.apply(input, other))
+            return write_out(DivRounded.apply(input, other, q), out)
+        _check_int_zero(other, input)
         q = floor_divide(input, other)
         r = kernels.arith(input, other, scalar_ops.FMOD)
         fix = ((r != 0) & ((r < 0) != (_as_tensor_like(other, q) < 0)))
@@ -733,7 +778,10 @@ def _as_tensor_like(x: Any, like: TensorBase) -> TensorBase:
     return x if isinstance(x, TensorBase) else like.new_full((), x)
 
 
-def _check_int_zero(other: Any) -> None:
+def _check_int_zero(other: Any, input: Any = None) -> None:
+    """Integer division by zero raises (PyTorch's "ZeroDivisionError"), unless nothing is divided."""
+    if any(isinstance(t, TensorBase) and t.numel() == 0 for t in (input, other)):
+        return
     if isinstance(other, TensorBase):
         if not other.dtype.is_floating_point and bool((other == 0).any()):
             raise RuntimeError("ZeroDivisionError")
@@ -741,26 +789,67 @@ def _check_int_zero(other: Any) -> None:
         raise RuntimeError("ZeroDivisionError")
 
 
+class FloorDivide(Function):
+    """``input // other``: recorded in the graph, but PyTorch defines no derivative for it.
+
+    The result of ``x // 2`` requires grad when ``x`` does (it is not a leaf),
+    and a backward through it raises, as in PyTorch.  (``div(x, y,
+    rounding_mode='floor')`` is differentiable: its gradient is zero.)
+    """
+
+    _backward_name = "NotImplemented"
+    _number_edges = (0, 1)
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any) -> TensorBase:
+        return kernels.arith(a, b, scalar_ops.FLOOR_DIVIDE)
+
+    @staticmethod
+    def backward(ctx: Any, g: TensorBase):
+        raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+class DivRounded(Function):
+    """``div`` with a ``rounding_mode``: a step function, so its gradient is zero."""
+
+    _backward_name = "DivBackward2"
+    _number_edges = (0, 1)
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any, rounded: TensorBase) -> TensorBase:
+        ctx.a, ctx.b = _meta(a), _meta(b)
+        return rounded
+
+    @staticmethod
+    def backward(ctx: Any, g: TensorBase):
+        zero = g.new_zeros(g.shape)              # (not g * 0, which is NaN where g is inf)
+        return _reduce_grad(zero, ctx.a), _reduce_grad(zero, ctx.b), None
+
+
 def floor_divide(input: Any, other: Any, *, out: TensorBase | None = None) -> TensorBase:
     dt = result_type(input, other)
+    if dt is bool_:
+        raise _not_implemented(input if isinstance(input, TensorBase) else other, "div_floor_cpu")
     if not dt.is_floating_point:
-        _check_int_zero(other)
-    with grad_mode.no_grad():
-        result = kernels.arith(input, other, scalar_ops.FLOOR_DIVIDE)
-    return write_out(result, out)
+        _check_int_zero(other, input)
+    return write_out(FloorDivide.apply(input, other), out)
 
 
 def remainder(input: Any, other: Any, *, out: TensorBase | None = None) -> TensorBase:
+    if result_type(input, other) is bool_:
+        raise _not_implemented(input if isinstance(input, TensorBase) else other, "remainder_cpu")
     if not result_type(input, other).is_floating_point:
-        _check_int_zero(other)
+        _check_int_zero(other, input)
     if not isinstance(input, TensorBase):
         input = _as_tensor_like(input, other)
     return write_out(Remainder.apply(input, other), out)
 
 
 def fmod(input: TensorBase, other: Any, *, out: TensorBase | None = None) -> TensorBase:
+    if result_type(input, other) is bool_:
+        raise _not_implemented(input, "fmod_cpu")
     if not result_type(input, other).is_floating_point:
-        _check_int_zero(other)
+        _check_int_zero(other, input)
     return write_out(Fmod.apply(input, other), out)
 
 
@@ -768,6 +857,10 @@ def pow(input: Any, exponent: Any, *, out: TensorBase | None = None) -> TensorBa
     """``input ** exponent``; either may be a number."""
     if not isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):
         raise TypeError("pow() needs at least one tensor argument")
+    broadcast_shapes(kernels.shape_of(input), kernels.shape_of(exponent))  # shapes first
+    if isinstance(exponent, TensorBase) and result_type(input, exponent) is bool_:
+        # bool ** bool_tensor has no kernel (bool_tensor ** True is fine).
+        raise _not_implemented(exponent, "pow")
     if isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):
         dt = result_type(input, exponent)
         if dt.is_floating_point:
@@ -785,30 +878,47 @@ def float_power(input: Any, exponent: Any) -> TensorBase:
     return pow(a, b)
 
 
+def _require_tensors(name: str, input: Any, other: Any) -> None:
+    """Ops whose PyTorch signature is ``(Tensor input, Tensor other)`` take no numbers."""
+    for pos, (arg, x) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(x, TensorBase):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(x).__name__}")
+
+
 def maximum(input: TensorBase, other: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
+    _require_tensors("maximum", input, other)
     return write_out(Maximum.apply(input, other), out)
 
 
 def minimum(input: TensorBase, other: TensorBase, *, out: TensorBase | None = None) -> TensorBase:
+    _require_tensors("minimum", input, other)
     return write_out(Minimum.apply(input, other), out)
 
 
 def fmax(input: TensorBase, other: TensorBase) -> TensorBase:
+    _require_tensors("fmax", input, other)
     return Fmax.apply(input, other)
 
 
 def fmin(input: TensorBase, other: TensorBase) -> TensorBase:
+    _require_tensors("fmin", input, other)
     return Fmin.apply(input, other)
 
 
-def atan2(input: TensorBase, other: Any) -> TensorBase:
+def atan2(input: TensorBase, other: TensorBase) -> TensorBase:
+    _require_tensors("atan2", input, other)
     return Atan2.apply(input, other)
 
 
 arctan2 = atan2
 
 
-def hypot(input: TensorBase, other: Any) -> TensorBase:
+def hypot(input: TensorBase, other: TensorBase) -> TensorBase:
+    _require_tensors("hypot", input, other)
+    broadcast_shapes(input._shape, other._shape)             # shapes are checked first
+    if not result_type(input, other).is_floating_point:
+        raise _not_implemented(input, "hypot_cpu")      # no integer hypot, unlike atan2
     return Hypot.apply(input, other)
 
 
@@ -825,15 +935,48 @@ def xlogy(input: Any, other: Any) -> TensorBase:
 
 
 def lerp(input: TensorBase, end: TensorBase, weight: Any) -> TensorBase:
+    """``input + weight * (end - input)``; ``input`` and ``end`` must have one float dtype."""
+    broadcast_shapes(input._shape, end._shape)                # shapes are checked first
+    if end.dtype is not input.dtype:
+        raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
+    if not input.dtype.is_floating_point:
+        raise _not_implemented(input, "lerp_kernel_scalar")
     return input + weight * (end - input)
 
 
+def _pointwise_value(name: str, value: Any, *tensors: TensorBase) -> Any:
+    """``value`` converted to the dtype of ``input (op) tensor1 (op) tensor2``, as PyTorch does.
+
+    The result dtype comes from the three tensors alone (``addcmul`` of int64
+    tensors is int64 even with ``value=0.5``, which becomes 0); a bool result
+    has no kernel.
+    """
+    broadcast_shapes(*(t._shape for t in tensors))          # shapes are checked first
+    dt = result_type(*tensors)
+    if dt is bool_:
+        raise _not_implemented(tensors[0], f"{name}_cpu_out")
+    return value if dt.is_floating_point else builtins.int(value)
+
+
 def addcmul(input: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, value: Any = 1) -> TensorBase:
-    return input + value * tensor1 * tensor2
+    """``input + value * tensor1 * tensor2``, in the dtype the three tensors promote to."""
+    value = _pointwise_value("addcmul", value, input, tensor1, tensor2)
+    dt = result_type(input, tensor1, tensor2)
+    # (Converted first: value * bool_tensor alone would be int64 where the result is int32.)
+    return input + value * tensor1.to(dt) * tensor2.to(dt)
 
 
 def addcdiv(input: TensorBase, tensor1: TensorBase, tensor2: TensorBase, *, value: Any = 1) -> TensorBase:
-    return input + value * tensor1 / tensor2
+    """``input + value * tensor1 / tensor2`` (true division: integer tensor1/tensor2 are refused)."""
+    broadcast_shapes(input._shape, tensor1._shape, tensor2._shape)   # shapes are checked first
+    if not _dtype_of(tensor1).is_floating_point and not _dtype_of(tensor2).is_floating_point:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  "
+                           "release addcdiv will perform a true division of tensor1 and tensor2. "
+                           "The historic addcdiv behavior can be implemented as (input + value * "
+                           "torch.trunc(tensor1 / tensor2)).to(input.dtype) using "
+                           "torch.trunc for floating point inputs.")
+    dt = result_type(input, tensor1, tensor2)
+    return input + value * tensor1.to(dt) / tensor2.to(dt)
 
 
 def nan_to_num(input: TensorBase, nan: float = 0.0, posinf: float | None = None,
@@ -851,8 +994,10 @@ def nan_to_num(input: TensorBase, nan: float = 0.0, posinf: float | None = None,
 # ---------------------------------------------------------------------------
 # Comparisons and logic (never differentiable)
 # ---------------------------------------------------------------------------
-def _comparison(op: int, name: str) -> Callable:
+def _comparison(op: int, name: str, tensor_only: bool = False) -> Callable:
     def fn(input: Any, other: Any, *, out: TensorBase | None = None) -> TensorBase:
+        if tensor_only:
+            _require_tensors(name, input, other)
         if not isinstance(other, TensorBase) and not kernels.is_number(other):
             raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                             f"{type(other).__name__}")
@@ -868,9 +1013,9 @@ lt = _comparison(scalar_ops.LT, "lt")
 le = _comparison(scalar_ops.LE, "le")
 gt = _comparison(scalar_ops.GT, "gt")
 ge = _comparison(scalar_ops.GE, "ge")
-logical_and = _comparison(scalar_ops.LOGICAL_AND, "logical_and")
-logical_or = _comparison(scalar_ops.LOGICAL_OR, "logical_or")
-logical_xor = _comparison(scalar_ops.LOGICAL_XOR, "logical_xor")
+logical_and = _comparison(scalar_ops.LOGICAL_AND, "logical_and", tensor_only=True)
+logical_or = _comparison(scalar_ops.LOGICAL_OR, "logical_or", tensor_only=True)
+logical_xor = _comparison(scalar_ops.LOGICAL_XOR, "logical_xor", tensor_only=True)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
@@ -880,9 +1025,12 @@ def logical_not(input: TensorBase) -> TensorBase:
 
 def _bitwise(op: int, name: str) -> Callable:
     def fn(input: Any, other: Any) -> TensorBase:
+        broadcast_shapes(kernels.shape_of(input), kernels.shape_of(other))   # shapes first
         for x in (input, other):
             if isinstance(x, TensorBase) and x.dtype.is_floating_point:
                 raise _not_implemented(x, f"{name}_cpu")
+            if isinstance(x, float):                  # int_tensor & 0.5: a float result
+                raise NotImplementedError(f'"{name}_cpu" not implemented for \'Float\'')
         return kernels.arith(input, other, op)
     fn.__name__ = name
     return fn
@@ -1039,6 +1187,8 @@ def inplace(x: TensorBase, compute: Callable[[TensorBase], TensorBase], name: st
                            f"shape {list(result._shape)}")
     kernels.copy_into(x, result)
     x._bump_version()
+    if FORWARD_AD.enabled:
+        forward_ad.copy_tangent(x, result)      # x now holds result's values: and its tangent
     if recording and (result.requires_grad or x.requires_grad):
         if not result.requires_grad and x._base is None:
             # Overwritten with values that do not depend on the graph
@@ -1061,7 +1211,9 @@ class _Overwrite(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
-        return None, None
+        # The old values had no effect on the result: a zero gradient (as PyTorch's
+        # fill_ and zero_ give), not None, so that x.clone().zero_() still reaches x.
+        return g.new_zeros(g.shape), None
 
 
 def _snapshot_saved_inputs(result: TensorBase, x: TensorBase, first_new_node: int) -> None:

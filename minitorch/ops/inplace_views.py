@@ -49,7 +49,10 @@ class CopySlices(Function):
     def backward(ctx: Any, g: TensorBase):
         g = g.contiguous()
         g_region = strided_view(g, ctx.fn)
-        g_base = g - ViewScatter.apply(g_region, ctx.base_shape, ctx.fn)
+        # The overwritten region gets no gradient: zeroed by a mask, not by subtracting
+        # g_region (inf - inf would be NaN).
+        region = ViewScatter.apply(g_region.new_ones(g_region.shape), ctx.base_shape, ctx.fn)
+        g_base = g.masked_fill(region.bool(), 0.0)
         return g_base, g_region, None
 
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..backends import Operand
 from ..backends import scalar_ops
-from ..dtype import bool_, dtype, float16, float32, int64, result_type
+from ..dtype import check_fill_value, bfloat16, bool_, dtype, float16, float32, int64, result_type
+from . import bfloat16 as bf16
 from ..layout import (broadcast_shapes, channels_last_strides, contiguous_strides,
                       elementwise_strides, expand_strides, is_contiguous, numel,
                       preserved_strides)
@@ -22,7 +23,7 @@ from ..memory_format import channels_last, contiguous_format, preserve_format
 from ..storage import UntypedStorage
 from ..tensor_base import TensorBase
 from ..backends import get_backend, rng
-from ..device import get_default_device
+from ..device import CPU, get_default_device
 
 Number = (int, float, bool, np.number, np.bool_)
 
@@ -90,8 +91,14 @@ def empty_elementwise(shape: tuple, dt: dtype, device: Any, *inputs: Any) -> Ten
 
 
 def compute_dtype(dt: dtype) -> dtype:
-    """float16 is stored, not computed: kernels run in float32 (see docs/differences.md)."""
-    return float32 if dt is float16 else dt
+    """float16 and bfloat16 are stored, not computed: kernels run in float32 (see docs/differences.md)."""
+    return float32 if dt is float16 or dt is bfloat16 else dt
+
+
+def round_bfloat16(t: TensorBase) -> TensorBase:
+    """Round the elements of bfloat16 ``t``'s storage to bfloat16 after a write (see ops/bfloat16.py)."""
+    bf16.round_buffer(t._storage._data, t._backend)
+    return t
 
 
 def cast(t: TensorBase, dt: dtype) -> TensorBase:
@@ -100,7 +107,7 @@ def cast(t: TensorBase, dt: dtype) -> TensorBase:
         return t
     out = empty_like(t, dt)
     t._backend.copy(t._operand(), out._operand())
-    return out
+    return round_bfloat16(out) if dt is bfloat16 else out
 
 
 def contiguous(t: TensorBase) -> TensorBase:
@@ -120,12 +127,19 @@ def broadcast_operand(t: TensorBase, shape: tuple) -> Operand:
 
 
 def scalar_operand(value: Any, dt: dtype, shape: tuple, backend: Any) -> Operand:
-    """A Python number as a one-element buffer read with stride 0 everywhere.
+    """A Python number as a one-element buffer read with stride 0 everywhere."""
+    return Operand(scalar_buffer(value, dt, backend), shape, (0,) * len(shape), 0)
+
+
+def scalar_buffer(value: Any, dt: dtype, backend: Any) -> Any:
+    """A one-element buffer of the device holding ``value`` in dtype ``dt``.
 
     Kernels only read it, so a backend may hand out a cached buffer
     (``scalar_buffer``: the CUDA backend saves a copy to the device per use).
     """
-    cached = getattr(backend, "scalar_buffer", None)
+    cached = _SCALAR_BUFFER_OF.get(backend, _UNKNOWN)
+    if cached is _UNKNOWN:
+        cached = _SCALAR_BUFFER_OF[backend] = getattr(backend, "scalar_buffer", None)
     if cached is not None:
         buf = cached(value, dt.np)
     else:
@@ -138,11 +152,17 @@ def scalar_operand(value: Any, dt: dtype, shape: tuple, backend: Any) -> Operand
                 if len(_HOST_SCALARS) >= 1024:
                     _HOST_SCALARS.clear()
                 _HOST_SCALARS[key] = buf
-    return Operand(buf, shape, (0,) * len(shape), 0)
+    return buf
 
 
 # ``x * 1.01`` in a loop: the one-element buffer of 1.01 is made once.
 _HOST_SCALARS: dict = {}
+
+# Each backend's ``scalar_buffer`` (None: the CPU's numbers stay on the host), looked up
+# once: asking a module for an attribute it lacks costs several microseconds (the
+# AttributeError), more than the rest of a small op.
+_SCALAR_BUFFER_OF: dict = {}
+_UNKNOWN = object()
 
 
 def as_operand(x: Any, dt: dtype, shape: tuple, backend: Any) -> Operand:
@@ -170,11 +190,24 @@ _ARITH = set(scalar_ops.ARITH_OPS)
 _UNARY_FAST = set(scalar_ops.UNARY_FAST_OPS)
 
 
+def _stored_first(x: Any, result: dtype, kernel: dtype) -> Any:
+    """An integer tensor in a float16 (or bfloat16) op, converted to that dtype first.
+
+    The op is computed in float32 (``compute_dtype``), but PyTorch converts
+    the integers to the op's dtype, float16, so that 70000 is already inf:
+    ``int_tensor + half_tensor`` must round the integers the same way.
+    """
+    if result is not kernel and isinstance(x, TensorBase) and not x.dtype.is_floating_point:
+        return cast(x, result)
+    return x
+
+
 def compare(a: Any, b: Any, op: int) -> TensorBase:
     """Elementwise comparison (``scalar_ops.EQ``, ``scalar_ops.LT``, ...): a bool tensor."""
     check_same_device(a, b)
     compute = result_type(a, b)
     kernel_dtype = compute_dtype(compute)
+    a, b = _stored_first(a, compute, kernel_dtype), _stored_first(b, compute, kernel_dtype)
     shape = broadcast_shapes(shape_of(a), shape_of(b))
     out = empty_elementwise(shape, bool_, device_of(a, b), a, b)
     backend = out._backend
@@ -185,9 +218,26 @@ def compare(a: Any, b: Any, op: int) -> TensorBase:
 
 def arith(a: Any, b: Any, op: int, out: TensorBase | None = None) -> TensorBase:
     """``a (op) b`` for the arithmetic and math binary ops, result in the promoted dtype."""
-    compute = result_type(a, b)
+    compute = _dtype_with_number(a, b) if type(b) in (float, int) else None
+    if compute is None:
+        compute = result_type(a, b)
     kernel = compute_dtype(compute)
     return _binary_family(a, b, op, compute, kernel, out)
+
+
+def _dtype_with_number(a: Any, b: Any) -> dtype | None:
+    """The dtype of ``tensor (op) number`` when the number cannot change it, else None.
+
+    A Python float keeps a floating tensor's dtype and a Python int keeps any
+    non-bool tensor's dtype: a wrapped number only ever raises the *category*
+    (``dtype.result_type``).  A shortcut for the commonest mixed call,
+    ``x * 2``, past ``result_type``'s general loop.
+    """
+    if isinstance(a, TensorBase):
+        kind = type(b)
+        if kind is float and a.dtype.is_floating_point or kind is int and a.dtype is not bool_:
+            return a.dtype
+    return None
 
 
 def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
@@ -209,13 +259,14 @@ def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
         if isinstance(b, TensorBase):
             b_data, b_offset, b_step = b._storage._data, b._offset, 1
         else:
-            b_data, b_offset, b_step = scalar_operand(b, kernel, (), backend).data, 0, 0
+            b_data, b_offset, b_step = scalar_buffer(b, kernel, backend), 0, 0
         if n:
             backend.binary_runs(op, family, a._storage._data, a._offset, b_data, b_offset,
                                 b_step, data, n)
         target = TensorBase._make(UntypedStorage(data, a.device), a._shape, a._stride, 0, kernel)
         return cast(target, result) if kernel is not result else target
     check_same_device(a, b)
+    a, b = _stored_first(a, result, kernel), _stored_first(b, result, kernel)
     shape = broadcast_shapes(shape_of(a), shape_of(b))
     dev = device_of(a, b)
     target = empty_elementwise(shape, kernel, dev, a, b) if (
@@ -265,7 +316,10 @@ def copy_into(dst: TensorBase, src: Any) -> None:
             src = to_device(src, dst.device)
         backend.copy(broadcast_operand(src, dst._shape), dst._operand())
     else:
+        check_fill_value(src, dst.dtype)
         backend.fill(dst._operand(), src)
+    if dst.dtype is bfloat16:
+        round_bfloat16(dst)
 
 
 def to_device(t: TensorBase, dev: Any) -> TensorBase:
@@ -286,7 +340,7 @@ def reduce(x: TensorBase, op: str, dims: tuple, keepdim: bool, out_dtype: dtype,
            want_index: bool = False):
     """Reduce ``x`` over ``dims`` with kernel ``op``; returns values (and indices)."""
     kept = tuple(s for d, s in enumerate(x._shape) if d not in dims)
-    src = cast(x, compute_dtype(x.dtype)) if x.dtype is float16 else x
+    src = cast(x, compute_dtype(x.dtype)) if x.dtype is float16 or x.dtype is bfloat16 else x
     n_out = numel(kept)
     values = empty(kept, compute_dtype(out_dtype), x.device)
     idx = empty(kept, int64, x.device) if want_index else None
@@ -384,7 +438,10 @@ def operand(t: TensorBase, shape: tuple | None = None, strides: tuple | None = N
 
 def fill(t: TensorBase, value: Any, target: Operand | None = None) -> None:
     """Write ``value`` into every element of ``t`` (or of ``target``, a view of its buffer)."""
+    check_fill_value(value, t.dtype)
     t._backend.fill(t._operand() if target is None else target, value)
+    if t.dtype is bfloat16:
+        round_bfloat16(t)
 
 
 def from_host(array: np.ndarray, device: Any) -> Array:
@@ -457,6 +514,7 @@ def scatter(op: str, target: TensorBase, dim: int, index: TensorBase, values: Op
 
 def masked_fill(out: TensorBase, mask: Operand, value: Any) -> None:
     """``out[mask] = value`` for a contiguous ``out``."""
+    check_fill_value(value, out.dtype)
     out._backend.masked_fill(flat(out), mask, value)
 
 
@@ -497,14 +555,35 @@ def col2im(cols: Array, geometry: tuple, x: Array, device: Any, batched: bool = 
     (backend.col2im_batch if batched else backend.col2im)(cols, geometry, x)
 
 
+def has_direct_conv(device: Any) -> bool:
+    """Does ``device``'s backend have the direct stride-1 convolution (the CPU's does)?"""
+    return hasattr(get_backend(device), "conv2d_direct")
+
+
+def conv2d_direct(x: Array, weight: Array, bias: Array | None, geometry: tuple, groups: int,
+                  out: Array, device: Any) -> None:
+    """Stride-1 convolution straight from the images, bias added (no column matrix)."""
+    get_backend(device).conv2d_direct(x, weight, bias, geometry, groups, out)
+
+
+def conv2d_direct_backward(x: Array, weight: Array, grad: Array, geometry: tuple, groups: int,
+                           grad_input: Array | None, grad_weight: Array | None,
+                           grad_bias: Array | None, device: Any) -> None:
+    """The gradients of :func:`conv2d_direct` that are not None."""
+    get_backend(device).conv2d_direct_backward(x, weight, grad, geometry, groups, grad_input,
+                                               grad_weight, grad_bias)
+
+
 def max_pool2d(x: Array, geometry: tuple, out: Array, argmax: Array, device: Any) -> None:
     """The maximum of each pooling window, and where it was."""
     get_backend(device).max_pool2d(x, geometry, out, argmax)
 
 
-def max_pool2d_backward(grad: Array, argmax: Array, grad_input: Array, device: Any) -> None:
-    """Route each window's gradient to the element that was its maximum."""
-    get_backend(device).max_pool2d_backward(grad, argmax, grad_input)
+def max_pool2d_backward(grad: Array, argmax: Array, grad_input: Array, device: Any,
+                        geometry: tuple | None = None) -> None:
+    """Route each window's gradient to the element that was its maximum (``geometry``,
+    the forward's, lets a backend pick a faster kernel for windows that tile the input)."""
+    get_backend(device).max_pool2d_backward(grad, argmax, grad_input, geometry)
 
 
 def softmax_rows(rows: Array, out: Array, log: bool, device: Any) -> None:
@@ -561,3 +640,41 @@ def sort_rows(rows: Array, descending: bool, k: int, device: Any) -> tuple:
 def unique_sorted(values: Array, order: Array, device: Any) -> tuple:
     """Runs of equal values in sorted ``values``: ``(unique, inverse, counts)``."""
     return get_backend(device).unique_sorted(values, order)
+
+
+# ---------------------------------------------------------------------------
+# dense linear algebra (backends/cpu/linalg.py)
+# ---------------------------------------------------------------------------
+def linalg(name: str, inputs: tuple, *params: Any) -> tuple:
+    """Run the linear-algebra routine ``name`` of ``backends/cpu/linalg.py`` on stacks of matrices.
+
+    Each input tensor (..., r, c) (all with the same leading "batch" dims) is
+    handed over as a contiguous (batch, r, c) array; each array the routine
+    returns, (batch, ...), comes back as a contiguous tensor of shape
+    ``batch dims + (...)`` on the inputs' device (``None`` stays ``None``).
+    Float arrays keep the inputs' dtype; integer ones (pivots, info) are int64.
+
+    The routines exist only on the CPU: CUDA tensors are copied to the host
+    and the results copied back (see docs/linalg.md).
+    """
+    first = inputs[0]
+    batch = first._shape[:-2]
+    arrays = []
+    for t in inputs:
+        host = to_device(t, CPU) if t.device != CPU else t
+        host = contiguous(host)
+        arrays.append(flat(host).reshape((-1,) + host._shape[-2:]) if numel(batch)
+                      else np.zeros((0,) + host._shape[-2:], host.dtype.np))
+    results = getattr(get_backend(CPU).linalg, name)(*arrays, *params)
+    outs = []
+    for arr in (results if isinstance(results, tuple) else (results,)):
+        if arr is None:
+            outs.append(None)
+            continue
+        dt = int64 if arr.dtype.kind in "iu" else first.dtype
+        arr = np.ascontiguousarray(arr, dtype=dt.np)
+        shape = batch + arr.shape[1:]
+        data = get_backend(first.device).from_host(arr.reshape(-1))
+        outs.append(TensorBase._make(UntypedStorage(data, first.device), shape,
+                                     contiguous_strides(shape), 0, dt))
+    return tuple(outs)

@@ -15,7 +15,9 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
+from ..autocast_mode import STATE as AUTOCAST
 from ..backends import scalar_ops
+from ..dtype import bool_
 from ..layout import broadcast_shapes, coalesce, expand_strides, numel
 from ..tensor_base import TensorBase
 from . import kernels
@@ -51,6 +53,8 @@ def _mm_raw(a: TensorBase, b: TensorBase) -> TensorBase:
     if k != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
     batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
+    if a.dtype is bool_:
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     dt = kernels.compute_dtype(a.dtype)
     a_, b_ = kernels.cast(a, dt), kernels.cast(b, dt)
     oa = _batch_operand(a_, batch)
@@ -258,7 +262,7 @@ def linear(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None
     if bias is not None and (bias.dim() != 1 or bias._shape[0] != weight._shape[0]):
         out = matmul(input, weight.t())
         return out + bias                   # let broadcasting rules (or errors) apply
-    if bias is not None and bias.dtype is not input.dtype:
+    if bias is not None and bias.dtype is not input.dtype and not AUTOCAST.enabled:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{input.dtype.name} != {bias.dtype.name}")
     if input.dim() == 2:
@@ -270,15 +274,39 @@ def linear(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None
 
 
 def addmm(input: TensorBase, mat1: TensorBase, mat2: TensorBase, *, beta: Any = 1, alpha: Any = 1) -> TensorBase:
-    prod = matmul(mat1, mat2)
+    """``beta * input + alpha * (mat1 @ mat2)`` for matrices; ``input`` broadcasts to the product.
+
+    As in PyTorch, all three share one dtype (the result's: int64 matrices
+    give int64, and float ``alpha``/``beta`` are then truncated to integers),
+    and with ``beta=0`` ``input`` is ignored, so NaN or inf in it does not
+    reach the result.
+    """
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.dim() != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.dim()}-D tensor")
+    if input.dtype is not mat2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{input.dtype._legacy} and {mat2.dtype._legacy}")
+    input.expand(mat1._shape[0], mat2._shape[1])      # raises if input does not broadcast
+    return _scaled_sum(input, matmul(mat1, mat2), beta, alpha)
+
+
+def _scaled_sum(input: TensorBase, prod: TensorBase, beta: Any, alpha: Any) -> TensorBase:
+    """``beta * input + alpha * prod`` with PyTorch's scalar rules (see :func:`addmm`)."""
+    if not prod.dtype.is_floating_point:
+        beta, alpha = int(beta), int(alpha)
     if alpha != 1:
         prod = prod * alpha
+    if beta == 0:
+        # input * 0 keeps input in the graph (with a zero gradient, as PyTorch's);
+        # nan_to_num drops the NaN that NaN * 0 and inf * 0 would add.
+        return prod + (input * 0).nan_to_num(0.0, 0.0, 0.0)
     return prod + (input if beta == 1 else input * beta)
 
 
 def baddbmm(input: TensorBase, batch1: TensorBase, batch2: TensorBase, *, beta: Any = 1,
             alpha: Any = 1) -> TensorBase:
-    return addmm(input, batch1, batch2, beta=beta, alpha=alpha)
+    return _scaled_sum(input, matmul(batch1, batch2), beta, alpha)
 
 
 def cross(input: TensorBase, other: TensorBase, dim: Any = None) -> TensorBase:

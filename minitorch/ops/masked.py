@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd.function import Function
-from ..dtype import bool_, dtype as dtype_cls, int64
+from ..dtype import bool_, dtype as dtype_cls, int64, check_fill_value
 from ..layout import broadcast_shapes, contiguous_strides, numel
 from ..tensor_base import TensorBase
 from . import kernels
@@ -108,6 +108,8 @@ def _masked_fill_apply(input: TensorBase, mask: TensorBase, value: Any) -> Tenso
 def masked_fill(input: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
     """A copy of ``input`` (broadcast with ``mask``) with ``value`` where ``mask`` is True."""
     _masked_fill_args(mask, value)
+    if not isinstance(value, TensorBase):
+        check_fill_value(value, input.dtype)       # 2**40 into int32 raises, as in PyTorch
     kernels.check_same_device(input, mask)
     return _masked_fill_apply(input, mask, value)
 
@@ -115,6 +117,8 @@ def masked_fill(input: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
 def masked_fill_(self: TensorBase, mask: TensorBase, value: Any) -> TensorBase:
     """In-place :func:`masked_fill`; ``mask`` must broadcast to ``self``'s shape."""
     _masked_fill_args(mask, value)
+    if not isinstance(value, TensorBase):
+        check_fill_value(value, self.dtype)
     kernels.check_same_device(self, mask)
     shape = broadcast_shapes(self._shape, mask._shape)
     if shape != self._shape:

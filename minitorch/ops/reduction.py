@@ -20,7 +20,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..backends import scalar_ops
-from ..dtype import bool_, dtype as dtype_cls, int64, get_default_dtype, as_dtype
+from ..dtype import bool_, dtype as dtype_cls, int64, get_default_dtype, as_dtype, float64
 from ..layout import normalize_dim, normalize_dims, numel
 from ..tensor_base import TensorBase
 from . import kernels
@@ -61,6 +61,25 @@ class return_types:
     aminmax = _return_type("aminmax", ["min", "max"])
     cummax = _return_type("cummax", ["values", "indices"])
     cummin = _return_type("cummin", ["values", "indices"])
+    # torch.linalg and the matrix functions (ops/linalg_ops.py)
+    slogdet = _return_type("slogdet", ["sign", "logabsdet"])
+    linalg_slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])
+    linalg_inv_ex = _return_type("linalg_inv_ex", ["inverse", "info"])
+    linalg_solve_ex = _return_type("linalg_solve_ex", ["result", "info"])
+    linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ["L", "info"])
+    qr = _return_type("qr", ["Q", "R"])
+    linalg_qr = _return_type("linalg_qr", ["Q", "R"])
+    svd = _return_type("svd", ["U", "S", "V"])
+    linalg_svd = _return_type("linalg_svd", ["U", "S", "Vh"])
+    linalg_eigh = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+    linalg_lstsq = _return_type("linalg_lstsq", ["solution", "residuals", "rank",
+                                                 "singular_values"])
+    linalg_lu_factor = _return_type("linalg_lu_factor", ["LU", "pivots"])
+    linalg_lu_factor_ex = _return_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+    linalg_lu = _return_type("linalg_lu", ["P", "L", "U"])
+    lu_unpack = _return_type("lu_unpack", ["P", "L", "U"])
+    nanmedian = _return_type("nanmedian", ["values", "indices"])     # ops/tensor_extras.py
+    histogram = _return_type("histogram", ["hist", "bin_edges"])
 
 
 def _dims(x: TensorBase, dim: Any) -> tuple:
@@ -89,9 +108,21 @@ def _expand_back(g: TensorBase, in_shape: tuple, dims: tuple, keepdim: bool) -> 
     return expand(g, in_shape)
 
 
+def _as_dtype_first(x: TensorBase, requested: Any, dt: dtype_cls) -> TensorBase:
+    """With an explicit ``dtype=``, the input is converted *before* the reduction, as in
+    PyTorch: ``int_tensor.prod(dtype=float32)`` multiplies floats, it does not overflow
+    in int64 and convert the wrapped-around product."""
+    return x.to(dt) if requested is not None and x.dtype is not dt else x
+
+
 def _sum_dtype(x: TensorBase, dt: Any) -> dtype_cls:
+    """The result dtype of sum/prod/cumsum/cumprod: ``dt``, else x's float dtype, else int64."""
     if dt is not None:
-        return as_dtype(dt)
+        dt = as_dtype(dt)
+        if not dt.is_floating_point and x.requires_grad and is_grad_enabled():
+            # An integer result cannot carry a gradient back to x.
+            raise RuntimeError(f"Autograd not support dtype: {dt._legacy}")
+        return dt
     return x.dtype if x.dtype.is_floating_point else int64
 
 
@@ -122,13 +153,18 @@ def sum(input: TensorBase, dim: Any = None, keepdim: bool = False, *,  # noqa: A
         dim, dtype = None, dim
     dims = _dims(input, dim)
     dt = _sum_dtype(input, dtype)
+    input = _as_dtype_first(input, dtype, dt)
     if dim is None:
         return SumAll.apply(input, dims, False, dt)
     return Sum.apply(input, dims, keepdim, dt)
 
 
-def nansum(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:
-    return sum(where(isnan(input), 0.0, input), dim, keepdim)
+def nansum(input: TensorBase, dim: Any = None, keepdim: bool = False, *,
+           dtype: Any = None) -> TensorBase:
+    """``sum`` with NaN counted as zero; integers (which have no NaN) sum as ``sum`` does, to int64."""
+    if input.dtype.is_floating_point:
+        input = where(isnan(input), 0.0, input)
+    return sum(input, dim, keepdim, dtype=dtype)
 
 
 class Mean(Function):
@@ -217,6 +253,7 @@ class ProdAll(Prod):
 
 def prod(input: TensorBase, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> TensorBase:
     dt = _sum_dtype(input, dtype)
+    input = _as_dtype_first(input, dtype, dt)
     if dim is None:
         return ProdAll.apply(input, _dims(input, None), False, dt)
     return Prod.apply(input, _dims(input, dim), keepdim, dt)
@@ -361,7 +398,14 @@ def min(input: TensorBase, dim: Any = None, keepdim: bool = False, *,  # noqa: A
     return return_types.min(values, idx)
 
 
+def _check_dims_given(input: TensorBase, dim: Any, name: str) -> None:
+    if input.numel() == 0 and input.dim() and (dim is None or dim == () or dim == []):
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+
+
 def amax(input: TensorBase, dim: Any = (), keepdim: bool = False) -> TensorBase:
+    _check_dims_given(input, dim, "amax")
     dims = _dims(input, dim)
     for d in dims:
         _check_nonempty_dim(input, d, "amax")
@@ -369,6 +413,7 @@ def amax(input: TensorBase, dim: Any = (), keepdim: bool = False) -> TensorBase:
 
 
 def amin(input: TensorBase, dim: Any = (), keepdim: bool = False) -> TensorBase:
+    _check_dims_given(input, dim, "amin")
     dims = _dims(input, dim)
     for d in dims:
         _check_nonempty_dim(input, d, "amin")
@@ -381,6 +426,8 @@ def aminmax(input: TensorBase, *, dim: Any = None, keepdim: bool = False) -> Any
 
 
 def _arg(input: TensorBase, dim: Any, keepdim: bool, kind: str) -> TensorBase:
+    if input.dtype is bool_:
+        raise RuntimeError(f"{kind}(): does not support bool input")
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{kind}(): Expected reduction dim to be specified for "
@@ -433,6 +480,10 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
 
 
 def _var_forward(x: TensorBase, dims: tuple, correction: Any, keepdim: bool) -> TensorBase:
+    """The variance, in float64 (the caller rounds): the squares of float32 deviations
+    beyond ~1.8e19 would overflow, while their standard deviation need not."""
+    if x.dtype.is_floating_point and x.dtype.itemsize < 8:
+        x = x.to(float64)
     n = numel([x._shape[d] for d in dims])
     mu = mean(x, dims, keepdim=True)
     total = sum((x - mu).square(), dims, keepdim=keepdim)
@@ -452,7 +503,7 @@ class Var(Function):
     def forward(ctx: Any, x: TensorBase, dims: tuple, correction: Any, keepdim: bool) -> TensorBase:
         ctx.save_for_backward(x)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        return _var_forward(x, dims, correction, keepdim)
+        return _var_forward(x, dims, correction, keepdim).to(x.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
@@ -468,7 +519,7 @@ class Std(Function):
 
     @staticmethod
     def forward(ctx: Any, x: TensorBase, dims: tuple, correction: Any, keepdim: bool) -> TensorBase:
-        y = _var_forward(x, dims, correction, keepdim).sqrt()
+        y = _var_forward(x, dims, correction, keepdim).sqrt().to(x.dtype)
         ctx.save_for_backward(x, y)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         return y
@@ -528,7 +579,13 @@ def norm(input: TensorBase, p: Any = "fro", dim: Any = None, keepdim: bool = Fal
                            f"input. Got {input.dtype._legacy}")
     dims = _dims(input, dim)
     if p == "fro" or p == 2:
-        return sum(input * input, dims, keepdim).sqrt()
+        return Norm2.apply(input, dims, keepdim)
+    if p in (math.inf, -math.inf, "inf"):
+        for d in dims or range(input.dim()):
+            if input.dim() and input._shape[d] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on the "
+                                   f"dimension {d}because this dimension is empty and the "
+                                   "operation does not have an identity")
     if p == math.inf or p == "inf":
         return amax(input.abs(), dims, keepdim)
     if p == -math.inf:
@@ -536,8 +593,77 @@ def norm(input: TensorBase, p: Any = "fro", dim: Any = None, keepdim: bool = Fal
     if p == 1:
         return sum(input.abs(), dims, keepdim)
     if p == 0:
-        return sum((input != 0).to(input.dtype), dims, keepdim)
-    return sum(input.abs() ** p, dims, keepdim) ** (1.0 / p)
+        # The count of nonzeros, recorded with a zero gradient (as PyTorch's).
+        return CountNonzeroNorm.apply(input, dims, keepdim)
+    return NormP.apply(input, p, dims, keepdim)
+
+
+class Norm2(Function):
+    """The 2-norm ``sqrt(sum(x**2))`` over ``dims``, as one node.
+
+    Squares and sums in float64: the squares of float32 values beyond ~1.8e19
+    (float16 ones beyond 256) would overflow, their norm need not.  Its
+    gradient ``g * x / norm`` is taken as 0 where the norm is 0 (PyTorch's
+    subgradient), where ``sqrt``'s own derivative would give NaN.
+    """
+
+    _backward_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool) -> TensorBase:
+        wide = kernels.cast(x, float64)
+        squares = kernels.arith(wide, wide, scalar_ops.MUL)
+        total = kernels.reduce(squares, "sum", dims, keepdim, float64)
+        y = kernels.cast(kernels.unary(total, scalar_ops.SQRT), x.dtype)
+        ctx.save_for_backward(x, y)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: TensorBase):
+        x, y = ctx.saved_tensors
+        g = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
+        y = _expand_back(y, x._shape, ctx.dims, ctx.keepdim)
+        return where(y == 0, 0.0, g * x / y), None, None
+
+
+class NormP(Function):
+    """The p-norm ``sum(|x|**p) ** (1/p)`` for other ``p``, with PyTorch's gradient
+    ``x * |x|**(p-2) * g / norm**(p-1)``, taken as 0 where the norm is 0."""
+
+    _backward_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: TensorBase, p: float, dims: tuple, keepdim: bool) -> TensorBase:
+        y = sum(x.abs() ** p, dims, keepdim) ** (1.0 / p)      # (forward records nothing)
+        ctx.save_for_backward(x, y)
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: TensorBase):
+        x, y = ctx.saved_tensors
+        p = ctx.p
+        g = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
+        y = _expand_back(y, x._shape, ctx.dims, ctx.keepdim)
+        return where(y == 0, 0.0, x * x.abs() ** (p - 2) * g / y ** (p - 1)), None, None, None
+
+
+class CountNonzeroNorm(Function):
+    """The 0-"norm": how many elements are nonzero.  A step function: zero gradient."""
+
+    _backward_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool) -> TensorBase:
+        ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
+        nonzero = kernels.cast(kernels.compare(x, 0, scalar_ops.NE), x.dtype)
+        return kernels.reduce(nonzero, "sum", dims, keepdim, x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: TensorBase):
+        # PyTorch's derivative of the 0-norm is undefined: x.grad stays None.
+        return None, None, None
 
 
 # ---------------------------------------------------------------------------
@@ -640,6 +766,8 @@ class LogSoftmax(Function):
 
 
 def _softmax_input(input: TensorBase, dim: Any, dtype: Any) -> tuple:
+    if dim is not None:
+        normalize_dim(dim, input.dim())          # a bad dim is reported first, as in PyTorch
     if dtype is not None:
         input = input.to(as_dtype(dtype))
     elif not input.dtype.is_floating_point:
@@ -713,13 +841,19 @@ class CumProd(Function):
 
 
 def cumsum(input: TensorBase, dim: int, *, dtype: Any = None) -> TensorBase:
+    if input.dim() == 0:                      # a scan of one element: work on shape (1,)
+        return cumsum(input.reshape(1), normalize_dim(dim, 1), dtype=dtype).reshape(())
     d = normalize_dim(dim, input.dim())
-    return CumSum.apply(input, d, _sum_dtype(input, dtype))
+    dt = _sum_dtype(input, dtype)
+    return CumSum.apply(_as_dtype_first(input, dtype, dt), d, dt)
 
 
 def cumprod(input: TensorBase, dim: int, *, dtype: Any = None) -> TensorBase:
+    if input.dim() == 0:
+        return cumprod(input.reshape(1), normalize_dim(dim, 1), dtype=dtype).reshape(())
     d = normalize_dim(dim, input.dim())
-    return CumProd.apply(input, d, _sum_dtype(input, dtype))
+    dt = _sum_dtype(input, dtype)
+    return CumProd.apply(_as_dtype_first(input, dtype, dt), d, dt)
 
 
 # ---------------------------------------------------------------------------

@@ -191,8 +191,11 @@ class T(Transpose):
 
 def transpose(x: TensorBase, dim0: int, dim1: int) -> TensorBase:
     n = x.dim()
-    return Transpose.apply(x, normalize_dim(dim0, n) if n else 0, normalize_dim(dim1, n) if n
-                           else 0) if n else _alias_view(x)
+    if not n:
+        # A 0-d tensor accepts dims -1 and 0, as a 1-d one would (others raise IndexError).
+        normalize_dim(dim0, 1), normalize_dim(dim1, 1)
+        return _alias_view(x)
+    return Transpose.apply(x, normalize_dim(dim0, n), normalize_dim(dim1, n))
 
 
 swapaxes = transpose
@@ -229,6 +232,8 @@ class Permute(Function):
 
 
 def permute(x: TensorBase, *dims: Any) -> TensorBase:
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
     if len(dims) != x.dim():
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -312,10 +317,10 @@ def unsqueeze(x: TensorBase, dim: int) -> TensorBase:
 
 def sum_to_shape(g: TensorBase, shape: tuple) -> TensorBase:
     """Sum ``g`` over broadcast dimensions so that it has ``shape`` (backward of broadcasting)."""
+    if g._shape == tuple(shape):
+        return g                  # nothing was broadcast (the common case, and no copy)
     # Task 3.5: sum g over the dims that broadcasting stretched, back to shape.
     ### BEGIN SOLUTION
-    if g._shape == tuple(shape):
-        return g
     lead = g.dim() - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and g._shape[i + lead] != 1)

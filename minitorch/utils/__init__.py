@@ -1,5 +1,5 @@
-"""Layer 10 utilities (``minitorch.utils.data``)."""
+"""Layer 10 utilities (``minitorch.utils.data``, ``minitorch.utils.checkpoint``)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["data", "checkpoint"]

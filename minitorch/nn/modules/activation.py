@@ -13,7 +13,7 @@ from ...ops.creation import full
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
            "Softplus", "Softsign", "Hardtanh", "Hardsigmoid", "Hardswish", "Sigmoid", "Tanh",
            "LogSigmoid", "Softmax", "LogSoftmax", "Softmin", "Threshold", "GLU", "PReLU",
-           "Tanhshrink"]
+           "Tanhshrink", "Hardshrink", "Softshrink", "RReLU", "Softmax2d"]
 
 
 class _Inplace(Module):
@@ -217,3 +217,55 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class Hardshrink(Module):
+    """``x`` where ``|x| > lambd``, else 0."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """Shrink towards 0 by ``lambd``: ``x - lambd``, ``x + lambd`` or 0."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+
+class RReLU(Module):
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) while training."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                          else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at every pixel of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             "instead")
+        return F.softmax(input, -3)
+
+
+def _activation_by_name(name: str) -> Any:
+    """The functional activation a Transformer layer names with a string."""
+    return {"relu": F.relu, "gelu": F.gelu}[name]

@@ -40,9 +40,6 @@ class MultiheadAttention(Module):
                              f"embed_dim={embed_dim} and num_heads={num_heads} instead")
         if embed_dim % num_heads:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        if add_bias_kv or add_zero_attn:
-            raise ValueError("minitorch's MultiheadAttention does not support add_bias_kv or "
-                             "add_zero_attn")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
@@ -69,6 +66,13 @@ class MultiheadAttention(Module):
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
                                                         device=device, dtype=dtype)
+        if add_bias_kv:
+            # A learned key and value appended to every sequence (an "attention sink").
+            self.bias_k = Parameter(empty(1, 1, embed_dim, device=device, dtype=dtype))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, device=device, dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
@@ -81,11 +85,17 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple:
+        if self.bias_k is not None or self.add_zero_attn:
+            return self._forward_general(query, key, value, key_padding_mask, need_weights,
+                                         attn_mask, average_attn_weights, is_causal)
         unbatched = query.dim() == 2
         if unbatched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -141,3 +151,23 @@ class MultiheadAttention(Module):
         if unbatched:
             w = w.squeeze(0)
         return out, w
+
+    def _forward_general(self, query: Tensor, key: Tensor, value: Tensor,
+                         key_padding_mask: Tensor | None, need_weights: bool,
+                         attn_mask: Tensor | None, average_attn_weights: bool,
+                         is_causal: bool) -> tuple:
+        """The path with ``add_bias_kv``/``add_zero_attn``: ``F.multi_head_attention_forward``."""
+        if self.batch_first and query.dim() == 3:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal)
+        if self.batch_first and query.dim() == 3:
+            out = out.transpose(0, 1)
+        return out, weights

@@ -8,11 +8,12 @@ from typing import Any
 from ...ops import conv as conv_ops
 from ...ops.creation import empty
 from ...tensor import Tensor
+from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
 
 
 def _tuple(v: Any, n: int) -> tuple:
@@ -127,4 +128,32 @@ class ConvTranspose2d(_ConvNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return conv_ops.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) volumes (video, medical scans)."""
+
+    _dims = 3
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
+
+
+class ConvTranspose1d(ConvTranspose2d):
+    """1-D transposed convolution: upsamples (N, C, L)."""
+
+    _dims = 1
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose3d(ConvTranspose2d):
+    _dims = 3
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   self.output_padding, self.groups, self.dilation)

@@ -171,6 +171,11 @@ class Module:
                                 f"'{name}' (minitorch.nn.Module or None expected)")
             modules[name] = value
             return
+        if getattr(value, "_is_buffer", False) and isinstance(value, Tensor):
+            # ``self.x = nn.Buffer(t)``: registers a buffer, like register_buffer.
+            self._remove_from(name, self.__dict__, self._parameters, self._modules)
+            self.register_buffer(name, value, getattr(value, "persistent", True))
+            return
         buffers = self.__dict__.get("_buffers")
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
@@ -430,6 +435,9 @@ class Module:
 
     def half(self) -> "Module":
         return self._apply(lambda t: t.half() if t.dtype.is_floating_point else t)
+
+    def bfloat16(self) -> "Module":
+        return self._apply(lambda t: t.bfloat16() if t.dtype.is_floating_point else t)
 
     def type(self, dst_type: Any) -> "Module":
         return self._apply(lambda t: t.type(dst_type))

@@ -7,6 +7,7 @@ from typing import Any
 from ...autograd.grad_mode import no_grad
 from ...dtype import int64
 from ...ops.creation import ones, tensor, zeros
+from ...ops.views import cat
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -14,7 +15,8 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "InstanceNorm2d"]
+           "InstanceNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm3d",
+           "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 class _BatchNorm(Module):
@@ -89,23 +91,6 @@ class BatchNorm2d(_BatchNorm):
     _expected_dims = (4,)
 
 
-class InstanceNorm2d(Module):
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__()
-        self.num_features, self.eps, self.affine = num_features, eps, affine
-        if affine:
-            self.weight = Parameter(ones(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(zeros(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.instance_norm(input, weight=self.weight, bias=self.bias, eps=self.eps)
-
-
 class LayerNorm(Module):
     """Normalise each sample over its last dims (``normalized_shape``)."""
 
@@ -178,3 +163,108 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over (N, C, D, H, W)."""
+
+    _expected_dims = (5,)
+
+
+class _InstanceNormNd(_BatchNorm):
+    """Normalise each channel of each sample over its spatial dims.
+
+    Unlike batch norm the defaults are ``affine=False`` and
+    ``track_running_stats=False``; with running stats, eval mode uses them.
+    """
+
+    _spatial = 2
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        n = self._spatial
+        if input.dim() not in (n + 1, n + 2):
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.dim()}D input)")
+        unbatched = input.dim() == n + 1
+        x = input.unsqueeze(0) if unbatched else input
+        use_input_stats = self.training or not self.track_running_stats
+        if use_input_stats:
+            # Statistics per (sample, channel): batch norm of a (1, N*C, ...) view.
+            b, c = x.shape[0], x.shape[1]
+            rm = self.running_mean.repeat(b) if self.running_mean is not None else None
+            rv = self.running_var.repeat(b) if self.running_var is not None else None
+            out = F.batch_norm(x.reshape((1, b * c) + tuple(x.shape[2:])), rm, rv, None, None,
+                               True, 0.0 if self.momentum is None else self.momentum,
+                               self.eps).reshape(x.shape)
+            if rm is not None and self.training:
+                with no_grad():
+                    self.running_mean.copy_(rm.reshape(b, c).mean(0))
+                    self.running_var.copy_(rv.reshape(b, c).mean(0))
+        else:
+            out = F.batch_norm(x, self.running_mean, self.running_var, None, None, False, 0.0,
+                               self.eps)
+        if self.affine:
+            shape = (1, x.shape[1]) + (1,) * n
+            out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNormNd):
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNormNd):
+    """Instance normalisation of (N, C, H, W): each image's channels on their own (style
+    transfer)."""
+
+    _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNormNd):
+    _spatial = 3
+
+
+class LocalResponseNorm(Module):
+    """Normalise each channel by the energy of its ``size`` neighbouring channels (AlexNet)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+                 ) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """Lua Torch's cross-map LRN on (N, C, H, W), window quirk included.
+
+    Channel ``c`` is scaled by the squares of channels ``lo..hi`` with
+    ``hi = c + pre_pad - 1`` and ``lo = c - pre_pad + 1``, where ``pre_pad =
+    (size - 1) // 2 + 1`` -- except that the running window of the original
+    code forgets to drop channel 0 at ``c = pre_pad``, so ``lo = 0`` up to there.
+    The window sums are differences of a cumulative sum over channels.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             "instead.")
+        c = input.shape[1]
+        pre_pad = int((self.size - 1) / 2 + 1)
+        hi = [min(ch + pre_pad - 1, c - 1) + 1 for ch in range(c)]
+        lo = [ch - pre_pad + 1 if ch > pre_pad else 0 for ch in range(c)]
+        sq = input * input
+        zero = sq.narrow(1, 0, 1) * 0
+        cs = cat([zero, sq.cumsum(1)], 1)                       # cs[:, j] = sum of sq[:, :j]
+        pick = lambda idx: cs.index_select(1, tensor(idx, dtype=int64, device=input.device))
+        scale = (pick(hi) - pick(lo)) * (self.alpha / self.size) + self.k
+        return input * scale.pow(-self.beta)

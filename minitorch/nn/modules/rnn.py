@@ -25,7 +25,7 @@ from ..parameter import Parameter
 from .module import Module
 from ...ops.views import cat
 
-__all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
+__all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU", "RNNBase", "RNNCellBase"]
 
 
 def _rnn_step(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Any, b_hh: Any,
@@ -277,3 +277,29 @@ class LSTM(_RNNBase):
 
     def _pack_state(self, finals: list) -> Any:
         return (stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0))
+
+
+
+class RNNBase(_RNNBase):
+    """PyTorch's public base of the recurrent layers: ``RNNBase(mode, input_size, ...)``.
+
+    ``mode`` is ``'LSTM'``, ``'GRU'``, ``'RNN_TANH'`` or ``'RNN_RELU'``; the
+    module built is the matching layer (so ``RNNBase('LSTM', 4, 8)`` runs an LSTM).
+    """
+
+    def __new__(cls, mode: str = "RNN_TANH", *args: Any, **kwargs: Any) -> Any:
+        layers = {"LSTM": LSTM, "GRU": GRU, "RNN_TANH": RNN, "RNN_RELU": RNN}
+        if mode not in layers:
+            raise ValueError(f"Unrecognized RNN mode: {mode}")
+        if mode == "RNN_RELU":
+            kwargs = {**kwargs, "nonlinearity": "relu"}
+        return layers[mode](*args, **kwargs)
+
+
+class RNNCellBase(_CellBase):
+    """PyTorch's public base of the cells: ``num_chunks`` gates of ``hidden_size`` each."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device: Any = None, dtype: Any = None) -> None:
+        self._gates = num_chunks
+        super().__init__(input_size, hidden_size, bias, device, dtype)
