@@ -28,8 +28,9 @@ __all__ = ["Eta", "SlowStartNotice", "COMPILE_SECONDS", "NOTICE_AFTER"]
 NOTICE_AFTER = 2.0
 
 # Rough compile time of the first batch with an empty Numba cache, measured on
-# a 2-core machine; printed as an order of magnitude, not a promise.
-COMPILE_SECONDS = {"lenet": 15, "mlp": 10}
+# a 2-core machine (LeNet 33 s, MLP ~17 s, November 2026); printed as an order
+# of magnitude, not a promise.
+COMPILE_SECONDS = {"lenet": 30, "mlp": 15}
 
 
 class Eta:
@@ -84,7 +85,7 @@ class SlowStartNotice:
     A timer thread prints the line, so it appears while the main thread is
     still busy compiling.  Use it around the first batch of a process::
 
-        with SlowStartNotice(echo, "compiling kernels (first run only, ~15 s)..."):
+        with SlowStartNotice(echo, "compiling kernels (first run only, ~30 s)..."):
             train_one_batch()
 
     :meth:`first` gives a notice only the first time a phase runs in this
