@@ -50,7 +50,7 @@ from .functional_activations import (gumbel_softmax, hardshrink, rrelu, rrelu_, 
 from .functional_attention import multi_head_attention_forward  # noqa: E402
 from .functional_conv import conv3d, conv_tbc, conv_transpose1d, conv_transpose3d  # noqa: E402
 from .functional_embedding import embedding_bag  # noqa: E402
-from .functional_losses import (cosine_embedding_loss, ctc_loss,  # noqa: E402
+from .functional_losses import (cosine_embedding_loss, ctc_loss, reduce_loss,  # noqa: E402
                                 gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss,
                                 multi_margin_loss, multilabel_margin_loss,
                                 multilabel_soft_margin_loss, poisson_nll_loss,
@@ -276,16 +276,6 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
 # ---------------------------------------------------------------------------
 # Losses
 # ---------------------------------------------------------------------------
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
 def _check_same_size(input: Tensor, target: Tensor, name: str) -> None:
     if tuple(input.shape) != tuple(target.shape):
         import warnings
@@ -307,7 +297,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     loss = (input - target).square()
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return reduce_loss(loss, reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
@@ -316,7 +306,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any
     loss = (input - target).abs()
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return reduce_loss(loss, reduction)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
@@ -325,9 +315,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     _check_same_size(input, target, "smooth_l1_loss")
     d = (input - target).abs()
     if beta == 0:
-        return _reduce(d, reduction)
+        return reduce_loss(d, reduction)
     loss = elementwise_ops.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
-    return _reduce(loss, reduction)
+    return reduce_loss(loss, reduction)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
@@ -337,7 +327,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     loss = elementwise_ops.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return reduce_loss(loss, reduction)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -397,7 +387,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         w_shape[class_dim] = n_classes
         per = logp * t if weight is None else logp * t * weight.reshape(w_shape)
         loss = -per.sum(class_dim)
-        return _reduce(loss, reduction)      # 'mean' averages over the batch (and spatial) dims
+        return reduce_loss(loss, reduction)      # 'mean' averages over the batch (and spatial) dims
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing <= 0:
         return nll
@@ -415,7 +405,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
             denom = valid.sum()
         smooth = smooth.sum() / denom
     else:
-        smooth = _reduce(smooth, reduction)
+        smooth = reduce_loss(smooth, reduction)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
 
 
@@ -434,7 +424,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     loss = -(target * log_p + (1 - target) * log_1p)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return reduce_loss(loss, reduction)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
@@ -453,7 +443,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         loss = (1 - target) * input + log_sig_neg
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return reduce_loss(loss, reduction)
 
 
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
@@ -465,7 +455,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
         loss = elementwise_ops.xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.dim() else loss.sum()
-    return _reduce(loss, reduction)
+    return reduce_loss(loss, reduction)
 
 
 # ---------------------------------------------------------------------------
