@@ -86,6 +86,16 @@ def _is_numpy(lib: Any) -> bool:
     return lib is np
 
 
+def _compiled(lib: Any, fn: Callable, compiled: bool) -> Callable:
+    """``minitorch.compile(fn)`` when asked for and ``lib`` is minitorch; else ``fn``.
+
+    The ``-compiled`` workloads compare minitorch's compiler with PyTorch's
+    *eager* mode, the baseline the speed targets name (``torch.compile``
+    needs a C++ compiler and minutes of start-up).
+    """
+    return lib.compile(fn) if compiled and getattr(lib, "__name__", "") == "minitorch" else fn
+
+
 # ---------------------------------------------------------------------------
 # the builders: each returns a function of no arguments that does the work once
 # ---------------------------------------------------------------------------
@@ -253,22 +263,27 @@ def tiny_op(lib: Any, op: str = "add", requires_grad: bool = False) -> Callable[
 _CHAIN_OPS = (lambda y: y * 1.01, lambda y: y + 0.1, lambda y: y.tanh())
 
 
-def autograd_chain(lib: Any, length: int = 100, n: int = 256) -> Callable[[], None]:
+def autograd_chain(lib: Any, length: int = 100, n: int = 256,
+                   compiled: bool = False) -> Callable[[], None]:
     """``length`` elementwise ops on an ``n``-element tensor, then ``.sum().backward()``.
 
     The tensors are small, so this measures the autograd engine: recording
-    each op's node, then walking the graph backwards.
+    each op's node, then walking the graph backwards.  ``compiled``: the
+    chain through ``minitorch.compile`` (one fused kernel each way).
     """
     if _is_numpy(lib):
         raise ValueError("NumPy has no autograd")
     x = _to(lib, _random((n,), 12), requires_grad=True)
 
-    def chain() -> None:
-        x.grad = None
-        y = x
+    def forward(y: Any) -> Any:
         for i in range(length):
             y = _CHAIN_OPS[i % 3](y)
-        y.sum().backward()
+        return y
+    forward = _compiled(lib, forward, compiled)
+
+    def chain() -> None:
+        x.grad = None
+        forward(x).sum().backward()
     return chain
 
 
@@ -299,15 +314,17 @@ def _model_and_batch(lib: Any, model: str, batch: int) -> tuple:
 
 
 def training_step(lib: Any, model: str = "lenet", batch: int = 64,
-                  optimizer: str = "Adam") -> Callable[[], Any]:
+                  optimizer: str = "Adam", compiled: bool = False) -> Callable[[], Any]:
     """One training step of ``model`` ("lenet" or "mlp"): what ``minitorch train`` repeats.
 
     zero the gradients, forward, cross-entropy loss, backward, optimizer step.
+    ``compiled``: the model through ``minitorch.compile``.
     """
     if _is_numpy(lib):
         raise ValueError("NumPy has no autograd")
     net, x, y = _model_and_batch(lib, model, batch)
     opt = getattr(lib.optim, optimizer)(net.parameters(), lr=1e-3)
+    net = _compiled(lib, net, compiled)
     cross_entropy = lib.nn.functional.cross_entropy
 
     def step() -> Any:
@@ -404,9 +421,17 @@ def workloads(tiny: bool = False) -> list[Workload]:
     out.append(Workload(f"autograd/chain-{chain}", f"{chain} elementwise ops on 256 elements, "
                         "then .sum().backward()", partial(autograd_chain, length=chain),
                         libraries=torch_only, quick=True))
+    out.append(Workload(f"autograd/chain-{chain}-compiled", "the same through "
+                        "minitorch.compile (PyTorch: eager)",
+                        partial(autograd_chain, length=chain, compiled=True),
+                        libraries=torch_only, quick=True))
     out.append(Workload("train/lenet", f"LeNet training step, batch {batch}, Adam",
                         partial(training_step, model="lenet", batch=batch),
                         libraries=torch_only, quick=True))
+    out.append(Workload("train/lenet-compiled", "the same, the model through "
+                        "minitorch.compile (PyTorch: eager)",
+                        partial(training_step, model="lenet", batch=batch, compiled=True),
+                        libraries=torch_only))
     small = 2 if tiny else 16
     out.append(Workload(f"train/lenet-b{small}", f"LeNet training step, batch {small}, Adam",
                         partial(training_step, model="lenet", batch=small),
@@ -414,6 +439,10 @@ def workloads(tiny: bool = False) -> list[Workload]:
     out.append(Workload("train/mlp", f"MLP 784-128-10 training step, batch {batch}, Adam",
                         partial(training_step, model="mlp", batch=batch),
                         libraries=torch_only, quick=True))
+    out.append(Workload("train/mlp-compiled", "the same, the model through minitorch.compile "
+                        "(PyTorch: eager)",
+                        partial(training_step, model="mlp", batch=batch, compiled=True),
+                        libraries=torch_only))
     return out
 
 

@@ -24,8 +24,9 @@ from .dtype import int64
 from .storage import UntypedStorage
 from .tensor_base import TensorBase
 
-__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "cuda_generator", "seed_cuda", "generator_for"]
+__all__ = ["Generator", "default_generator", "default_generators", "manual_seed", "seed",
+           "initial_seed", "get_rng_state", "set_rng_state", "cuda_generator", "seed_cuda",
+           "generator_for"]
 
 
 class Generator:
@@ -90,6 +91,11 @@ def cuda_generator(device: Any) -> Generator:
     if gen is None:
         gen = _cuda_generators[dev] = Generator(dev).manual_seed(_cuda_seed)
     return gen
+
+
+def default_generators() -> list:
+    """The default generator of the CPU and those of the CUDA devices used so far."""
+    return [default_generator, *_cuda_generators.values()]
 
 
 def seed_cuda(seed: int, device: Any = None) -> None:

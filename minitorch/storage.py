@@ -13,6 +13,7 @@ that compute on them live in :mod:`minitorch.backends`.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,14 @@ import numpy as np
 from .device import CPU, device
 from .dtype import dtype, from_numpy_dtype
 
-__all__ = ["UntypedStorage", "TypedStorage", "buffer_data_ptr"]
+_SERIALS = itertools.count()
+
+
+def storage_serial_now() -> int:
+    """The serial number the next storage will get (see ``UntypedStorage._serial``)."""
+    return next(_SERIALS)
+
+__all__ = ["UntypedStorage", "TypedStorage", "buffer_data_ptr", "storage_serial_now"]
 
 
 def buffer_data_ptr(buf: Any) -> int:
@@ -40,11 +48,15 @@ class UntypedStorage:
     need typed arrays, but sizes are reported in bytes, as PyTorch does.
     """
 
-    __slots__ = ("_data", "device", "__weakref__")
+    __slots__ = ("_data", "device", "_serial", "__weakref__")
 
     def __init__(self, data: Any, device: device = CPU) -> None:
         self._data = data
         self.device = device
+        # Storages are numbered in order of creation: minitorch.compile tells
+        # a tensor made before its trace began (a constant) from one computed
+        # during the trace by a route it did not see.
+        self._serial = next(_SERIALS)
 
     # -- sizes -------------------------------------------------------------
     @property

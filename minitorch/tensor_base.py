@@ -36,6 +36,7 @@ from .dtype import bool_, dtype, int64
 from .layout import contiguous_strides, is_contiguous, numel
 from .memory_format import channels_last
 from .storage import TypedStorage, UntypedStorage
+from .trace_mode import STATE as TRACE, note_data_read
 from .dtype import get_default_dtype
 from .layout import normalize_dim
 
@@ -328,6 +329,8 @@ class TensorBase:
     # -- conversion to Python and NumPy ------------------------------------
     def _host_array(self) -> np.ndarray:
         """The elements as a NumPy array (a view on the CPU, a copy from a GPU)."""
+        if TRACE.recorder is not None:
+            note_data_read(self)          # a compiler's trace now depends on these values
         op = self._operand()
         if self.device.type == "cpu":
             return self._backend.numpy_view(op)

@@ -226,12 +226,15 @@ def test_grad_of_functional_call_and_an_ensemble():
     np.testing.assert_allclose(out.detach().numpy(), np.array(expected), rtol=1e-6)
 
 
-def test_compile_returns_the_model_unchanged():
+def test_compile_wraps_models_and_functions_and_checks_its_arguments():
+    """(The compiler itself is tested in test_compile.py.)"""
     model = torch.nn.Linear(2, 2)
-    assert torch.compile(model) is model
-    assert torch.compile(model, fullgraph=True, dynamic=False, backend="inductor",
-                         mode="max-autotune") is model
+    compiled = torch.compile(model, fullgraph=True, dynamic=False, backend="inductor",
+                             mode="max-autotune")
+    assert compiled._orig_mod is model
+    x = torch.randn(3, 2)
+    assert torch.allclose(compiled(x), model(x))
     decorated = torch.compile(mode="default")(cubic)
-    assert decorated is cubic
+    assert decorated.__wrapped__ is cubic
     with pytest.raises(RuntimeError, match="Either mode or options"):
         torch.compile(model, mode="default", options={})

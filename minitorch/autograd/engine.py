@@ -26,6 +26,7 @@ from . import grad_mode
 from .anomaly_mode import STATE as ANOMALY
 from .graph import AccumulateGrad, accumulate_into_leaf, edge_of, run_tensor_hooks
 from ..tensor_base import TensorBase
+from ..trace_mode import note_untraceable
 
 __all__ = ["backward", "grad", "accumulate_into_leaf"]
 
@@ -156,6 +157,7 @@ def _execute(root_edges: list, root_grads: list, retain_graph: bool, create_grap
     the gradient flowing into that edge is stored there instead of being
     accumulated into a leaf, and only nodes that lead to a captured edge run.
     """
+    note_untraceable("backward() ran inside the traced function")
     roots = [n for n, _ in root_edges]
     deps = _discover(roots)
     needed = None

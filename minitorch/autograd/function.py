@@ -32,6 +32,7 @@ from .anomaly_mode import STATE as ANOMALY
 from .forward_ad import STATE as FORWARD_AD
 from .. import autocast_mode
 from ..autocast_mode import STATE as AUTOCAST
+from ..trace_mode import STATE as TRACE
 from ..tensor_base import TensorBase
 from .graph import Node, edge_of, freed_error
 
@@ -191,11 +192,18 @@ _EDGE_POSITIONS: dict = {}
 def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
     """Run ``cls.forward`` and, if needed, record the node; see the module docstring.
 
-    Two modes change how every op is applied, each for one attribute check
+    Three modes change how every op is applied, each for one attribute check
     while it is off: autocast (``autocast_mode.py``) casts the inputs by the
-    op's precision policy, and forward-mode AD (``forward_ad.py``) gives the
-    outputs tangents.
+    op's precision policy, forward-mode AD (``forward_ad.py``) gives the
+    outputs tangents, and a compiler tracing a function (``trace_mode.py``)
+    writes the call down.
     """
+    if TRACE.recorder is not None:
+        return TRACE.recorder.apply(cls, args, kwargs, _apply_now)
+    return _apply_now(cls, args, kwargs)
+
+
+def _apply_now(cls: Any, args: tuple, kwargs: dict) -> Any:
     if AUTOCAST.enabled:
         args = autocast_mode.cast_inputs(cls, args)
     if FORWARD_AD.enabled:

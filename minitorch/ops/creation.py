@@ -19,6 +19,7 @@ from .bfloat16 import round_array as round_bfloat16_array
 from ..layout import check_shape, contiguous_strides, numel
 from ..storage import TypedStorage, UntypedStorage
 from ..tensor_base import Size, TensorBase
+from ..trace_mode import recorded   # factories join a compiler's trace
 from . import kernels
 from .registry import declare
 from ..layout import storage_span
@@ -133,6 +134,7 @@ def _nested_array(items: list, exact: bool = False) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # from data
 # ---------------------------------------------------------------------------
+@recorded
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
            pin_memory: bool = False) -> TensorBase:
     """A new tensor holding a *copy* of ``data`` (nested lists, numbers, NumPy arrays).
@@ -155,12 +157,14 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     return new_leaf(out, requires_grad)
 
 
+@recorded
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> TensorBase:
     return tensor(s, dtype=dtype or get_default_dtype(), device=device,
                   requires_grad=requires_grad)
 
 
+@recorded
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> TensorBase:
     """Like ``tensor`` but shares memory with a tensor or NumPy array when it can."""
     dt = as_dtype(dtype) if dtype is not None else None
@@ -220,22 +224,26 @@ def _factory(size: tuple, dt: Any, device: Any, fill: Any, strides: tuple | None
     return out
 
 
+@recorded
 def zeros(*size: Any, out: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> TensorBase:
     return new_leaf(_factory(size_arg(size), dtype, device, 0), requires_grad)
 
 
+@recorded
 def ones(*size: Any, out: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> TensorBase:
     return new_leaf(_factory(size_arg(size), dtype, device, 1), requires_grad)
 
 
+@recorded
 def empty(*size: Any, out: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False, layout: Any = None, pin_memory: bool = False,
           memory_format: Any = None) -> TensorBase:
     return new_leaf(_factory(size_arg(size), dtype, device, None), requires_grad)
 
 
+@recorded
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None,
                   device: Any = None, requires_grad: bool = False) -> TensorBase:
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
@@ -244,6 +252,7 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = No
     return new_leaf(TensorBase._make(base._storage, tuple(size), tuple(stride), 0, dt), requires_grad)
 
 
+@recorded
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, out: Any = None) -> TensorBase:
     """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value by default."""
@@ -259,6 +268,7 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any
                             dtype, device, fill_value), requires_grad)
 
 
+@recorded
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> TensorBase:
     m = n if m is None else m
@@ -276,24 +286,28 @@ def like_layout(input: TensorBase, dtype: Any, device: Any, memory_format: Any =
             kernels.layout_strides(input, memory_format))
 
 
+@recorded
 def zeros_like(input: TensorBase, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> TensorBase:
     shape, dt, dev, strides = like_layout(input, dtype, device, memory_format)
     return new_leaf(_factory(shape, dt, dev, 0, strides), requires_grad)
 
 
+@recorded
 def ones_like(input: TensorBase, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> TensorBase:
     shape, dt, dev, strides = like_layout(input, dtype, device, memory_format)
     return new_leaf(_factory(shape, dt, dev, 1, strides), requires_grad)
 
 
+@recorded
 def empty_like(input: TensorBase, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> TensorBase:
     shape, dt, dev, strides = like_layout(input, dtype, device, memory_format)
     return new_leaf(_factory(shape, dt, dev, None, strides), requires_grad)
 
 
+@recorded
 def full_like(input: TensorBase, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> TensorBase:
     shape, dt, dev, strides = like_layout(input, dtype, device, memory_format)
@@ -303,6 +317,7 @@ def full_like(input: TensorBase, fill_value: Any, *, dtype: Any = None, device: 
 # ---------------------------------------------------------------------------
 # ranges
 # ---------------------------------------------------------------------------
+@recorded
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False, out: Any = None) -> TensorBase:
     """Values from ``start`` up to (not including) ``end``, ``step`` apart."""
@@ -330,6 +345,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     return new_leaf(_from_host(host, as_device(device), dt), requires_grad)
 
 
+@recorded
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> TensorBase:
     if steps < 0:
@@ -343,6 +359,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     return new_leaf(_from_host(host.astype(dt.np), as_device(device), dt), requires_grad)
 
 
+@recorded
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> TensorBase:
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()

@@ -20,6 +20,7 @@ from ..autograd.function import Function
 from ..autograd import forward_ad, grad_mode
 from ..autograd.forward_ad import STATE as FORWARD_AD
 from ..autocast_mode import STATE as AUTOCAST
+from ..trace_mode import STATE as TRACE
 from ..backends import scalar_ops
 from ..dtype import bool_, get_default_dtype, result_type, can_cast, int64
 from ..layout import broadcast_shapes
@@ -424,7 +425,7 @@ Clamp = _unary_op("Clamp", scalar_ops.CLAMP,
                   lambda x, y, g, lo, hi: where((x >= lo) & (x <= hi), g, 0.0),
                   float_only=False, backward_name="ClampBackward1")
 LeakyRelu = _unary_op("LeakyRelu", scalar_ops.LEAKY_RELU,
-                      lambda x, y, g, slope, _: g * where(x > 0, 1.0, slope).to(g.dtype))
+                      lambda x, y, g, slope, _: where(x > 0, g, g * slope))
 Elu = _unary_op("Elu", scalar_ops.ELU,
                 lambda x, y, g, alpha, _: g * where(x > 0, 1.0, y + alpha).to(g.dtype))
 Softplus = _unary_op("Softplus", scalar_ops.SOFTPLUS,
@@ -680,8 +681,8 @@ def _untracked(a: Any, b: Any) -> bool:
     call it directly, skipping the ``Function`` machinery (the backward pass
     itself runs such ops: gradients of gradients are not recorded).
     """
-    if FORWARD_AD.enabled or AUTOCAST.enabled:
-        return False        # tangents, or autocast's casts: both happen in Function.apply
+    if FORWARD_AD.enabled or AUTOCAST.enabled or TRACE.recorder is not None:
+        return False        # tangents, autocast's casts, a compiler's trace: in Function.apply
     if not grad_mode.STATE.grad_enabled:
         return True
     return not (isinstance(a, TensorBase) and a.requires_grad

@@ -612,6 +612,27 @@ def nll_loss_rows_backward(target: Array, weight: Array | None, ignore_index: in
     get_backend(device).nll_loss_backward(target, weight, ignore_index, grad)
 
 
+def has_fused_elementwise(device: Any) -> bool:
+    """Can ``device``'s backend run fused elementwise programs (the CPU's can)?"""
+    return hasattr(get_backend(device), "fused_elementwise")
+
+
+def fused_elementwise(program: Any, inputs: list, outputs: list, device: Any) -> None:
+    """Run a fused elementwise program (``backends/fusion_program.py``) in one pass."""
+    get_backend(device).fused_elementwise(program, inputs, outputs)
+
+
+def fused_elementwise_source(program: Any, device: Any) -> str:
+    """The source code ``device``'s backend generates for a fused elementwise program."""
+    return get_backend(device).fused_elementwise_source(program)
+
+
+def fused_elementwise_backward(program: Any, inputs: list, grad_outputs: list,
+                               grad_inputs: list, device: Any) -> None:
+    """The input gradients of a fused elementwise program, one pass."""
+    get_backend(device).fused_elementwise_backward(program, inputs, grad_outputs, grad_inputs)
+
+
 def fused_update(hyper: Any, arrays: list, device: Any) -> None:
     """One optimizer step in place: the rule of ``hyper``'s type over parameter, gradient, state."""
     get_backend(device).fused_update(hyper, arrays)

@@ -20,6 +20,7 @@ from ..dtype import as_dtype, bool_, float32, float64, get_default_dtype, int64
 from ..layout import check_shape
 from ..random import Generator, generator_for
 from ..tensor_base import Size, TensorBase
+from ..trace_mode import recorded   # factories join a compiler's trace
 from . import kernels
 from .creation import like_layout, new_leaf, size_arg
 from .registry import declare
@@ -58,6 +59,7 @@ def _fill_random(out: TensorBase, kind: str, generator: Generator | None, *param
     return out
 
 
+@recorded
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, out: Any = None) -> TensorBase:
     """Uniform random numbers in [0, 1)."""
@@ -65,6 +67,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     return new_leaf(_fill_random(t, "uniform", generator, 0.0, 1.0), requires_grad)
 
 
+@recorded
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
           device: Any = None, requires_grad: bool = False, out: Any = None) -> TensorBase:
     """Standard normal random numbers (mean 0, variance 1)."""
@@ -72,6 +75,7 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
     return new_leaf(_fill_random(t, "normal", generator, 0.0, 1.0), requires_grad)
 
 
+@recorded
 def randint(low: int, high: Any = None, size: Any = None, *, generator: Generator | None = None,
             dtype: Any = None, device: Any = None, requires_grad: bool = False) -> TensorBase:
     """Uniform random integers in [low, high)."""
@@ -90,6 +94,7 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Generato
     return new_leaf(_fill_random(t, "randint", generator, int(low), int(high)), requires_grad)
 
 
+@recorded
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> TensorBase:
     """A random permutation of 0 .. n-1."""
@@ -103,6 +108,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     return new_leaf(work if dt is int64 else work.to(dt), requires_grad)
 
 
+@recorded
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
            generator: Generator | None = None, dtype: Any = None, device: Any = None,
            requires_grad: bool = False, out: Any = None) -> TensorBase:
@@ -124,6 +130,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
     return new_leaf(_fill_random(t, "normal", generator, float(mean), float(std)), requires_grad)
 
 
+@recorded
 def bernoulli(input: TensorBase, p: Any = None, *, generator: Generator | None = None) -> TensorBase:
     """0/1 samples: 1 with probability ``input`` (elementwise) or ``p``."""
     if p is None:
@@ -145,6 +152,7 @@ def bernoulli(input: TensorBase, p: Any = None, *, generator: Generator | None =
     return kernels.cast(work, input.dtype if input.dtype.is_floating_point else float32)
 
 
+@recorded
 def multinomial(input: TensorBase, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> TensorBase:
     """Draw category indices with probabilities proportional to the rows of ``input``."""
@@ -175,18 +183,21 @@ def multinomial(input: TensorBase, num_samples: int, replacement: bool = False, 
     return out.reshape(num_samples) if input.dim() == 1 else out
 
 
+@recorded
 def rand_like(input: TensorBase, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> TensorBase:
     shape, dt, dev, strides = like_layout(input, dtype, device, memory_format)
     return _relaid(rand(shape, dtype=dt, device=dev, requires_grad=requires_grad), strides)
 
 
+@recorded
 def randn_like(input: TensorBase, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> TensorBase:
     shape, dt, dev, strides = like_layout(input, dtype, device, memory_format)
     return _relaid(randn(shape, dtype=dt, device=dev, requires_grad=requires_grad), strides)
 
 
+@recorded
 def randint_like(input: TensorBase, low: int = 0, high: Any = None, *, dtype: Any = None,
                  device: Any = None, requires_grad: bool = False,
                  memory_format: Any = None) -> TensorBase:

@@ -15,6 +15,8 @@ thread never compiles a parallel kernel.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -26,6 +28,7 @@ from ..planning import (as_bits, flat_contiguous, index_strides, plan, plan_redu
                         value_buckets, without)
 from . import conv, elementwise, index, memory, optim, random, sort, vmath
 from . import conv_direct  # stride-1 convolution without a column matrix
+from . import fused  # kernels generated for minitorch.compile's fused elementwise programs
 # (These three share their names with functions below.)
 from . import matmul as matmul_kernels
 from . import reduce as reduce_kernels
@@ -829,6 +832,38 @@ def max_pool2d_backward(grad: np.ndarray, idx: np.ndarray, out: np.ndarray,
 # ---------------------------------------------------------------------------
 # optimizer updates (kernels in optim.py; all arrays contiguous, one dtype)
 # ---------------------------------------------------------------------------
+def fused_elementwise(program: Any, inputs: list, outputs: list) -> None:
+    """Run a fused elementwise ``program`` (``backends/fusion_program.py``): one pass.
+
+    ``inputs`` and ``outputs`` are flat contiguous arrays of the program's
+    dtype; an input the program marks as scalar has one element.
+    """
+    module = fused.kernels_for(program)
+    n = outputs[0].shape[0]
+    if _parallel(n):
+        module.forward_parallel(*inputs, *outputs)
+    else:
+        module.forward(*inputs, *outputs, 0, n)
+
+
+def fused_elementwise_source(program: Any) -> str:
+    """The Python source of the kernels :func:`fused_elementwise` runs for ``program``."""
+    return fused.source(program)
+
+
+def fused_elementwise_backward(program: Any, inputs: list, grad_outputs: list,
+                               grad_inputs: list) -> None:
+    """The gradients of ``program``'s inputs listed in ``program.grads_for``, one element
+    each per output element (the caller sums those of broadcast inputs)."""
+    module = fused.kernels_for(program)
+    n = grad_outputs[0].shape[0]
+    args = (*inputs, *grad_outputs, *grad_inputs)
+    if _parallel(n):
+        module.backward_parallel(*args)
+    else:
+        module.backward(*args, 0, n)
+
+
 def fused_update(hyper: optimizer_rules.OptimizerStep, arrays: list) -> None:
     """Apply one optimizer step in place: the rule named by the record's type.
 

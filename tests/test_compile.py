@@ -1,0 +1,420 @@
+"""minitorch.compile: tracing, replay, fused elementwise kernels, guards and fallbacks.
+
+The oracle is eager minitorch itself: a compiled function must give the same
+values, dtypes, shapes, ``requires_grad`` and gradients as the function run
+as written (and, where PyTorch is installed, ``torch.compile``'s API shape:
+``OptimizedModule``, ``_orig_mod``, state-dict keys).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import minitorch
+from minitorch import nn
+from minitorch.autograd.gradcheck import gradcheck
+from minitorch.backends import fusion_program, scalar_ops
+from minitorch.compiler import fusion
+from minitorch.ops import elementwise
+
+pytestmark = pytest.mark.autograd
+
+
+def _close(a, b, tol=1e-6):
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol)
+
+
+def _grads(fn, *inputs):
+    for t in inputs:
+        t.grad = None
+    out = fn(*inputs)
+    (out if not isinstance(out, tuple) else out[0]).sum().backward()
+    return out, [t.grad.clone() if t.grad is not None else None for t in inputs]
+
+
+# ---------------------------------------------------------------------------
+# Fusion: values and gradients equal eager
+# ---------------------------------------------------------------------------
+def _chain(x, w, b):
+    y = x * w + b
+    return minitorch.tanh(y) * 2 - y.exp() / 3
+
+
+def test_a_chain_of_elementwise_ops_becomes_one_fused_op_with_eager_values_and_grads():
+    minitorch.manual_seed(0)
+    x = minitorch.randn(16, 10, requires_grad=True)
+    w = minitorch.randn(10, requires_grad=True)          # broadcast along the rows
+    b = minitorch.randn(())                              # a 0-d tensor: one value
+    compiled = minitorch.compile(_chain)
+    first, g_first = _grads(compiled, x, w, b)           # traces (runs eagerly)
+    again, g_again = _grads(compiled, x, w, b)           # replays the fused program
+    expected, g_expected = _grads(_chain, x, w, b)
+    assert "1 ops (FusedElementwise)" in minitorch.compiler.explain(compiled)
+    for out in (first, again):
+        _close(out, expected)
+        assert out.shape == expected.shape and out.dtype == expected.dtype
+        assert out.requires_grad and out.grad_fn is not None
+    _close(g_again[0], g_expected[0])
+    _close(g_again[1], g_expected[1], 1e-5)              # summed over the 16 rows
+    assert g_again[2] is None
+    assert type(again.grad_fn).__name__ == "CompiledFunctionBackward"
+
+
+def test_fused_gradients_pass_a_float64_finite_difference_check():
+    x = minitorch.rand(5, 3, dtype=minitorch.float64, requires_grad=True)
+    w = minitorch.rand(3, dtype=minitorch.float64, requires_grad=True)
+    b = minitorch.rand(5, 1, dtype=minitorch.float64, requires_grad=True)
+    compiled = minitorch.compile(_chain)
+    compiled(x, w, b)
+    assert gradcheck(compiled, (x, w, b))
+    assert fusion.programs(next(iter(compiled._minitorch_compiled.graphs.values())))
+
+
+# Every unary op the fuser can differentiate, with arguments in its domain:
+# (Function class, p0, p1, a, b): the op is applied to a * x + b for x in (0.1, 0.9).
+def _unary_cases():
+    params = {scalar_ops.LEAKY_RELU: (0.1, 0.0), scalar_ops.ELU: (1.0, 0.0),
+              scalar_ops.CLAMP: (-0.2, 0.3), scalar_ops.POW_SCALAR: (3.0, 0.0)}
+    shifted = {scalar_ops.RELU, scalar_ops.LEAKY_RELU, scalar_ops.ELU, scalar_ops.CLAMP,
+               scalar_ops.ABS, scalar_ops.SILU, scalar_ops.POW_SCALAR, scalar_ops.SQUARE,
+               scalar_ops.NEG, scalar_ops.TANH, scalar_ops.SIGMOID, scalar_ops.SIN,
+               scalar_ops.COS, scalar_ops.EXP, scalar_ops.EXPM1, scalar_ops.EXP2,
+               scalar_ops.TAN}
+    cases = []
+    for cls in vars(elementwise).values():
+        if (isinstance(cls, type) and issubclass(cls, elementwise._Unary)
+                and cls.op in fusion_program.UNARY_DERIVATIVES and cls is not elementwise._Unary):
+            p0, p1 = params.get(cls.op, (0.0, 0.0))
+            a, b = (2.0, -1.0) if cls.op in shifted else (1.0, 0.05)
+            cases.append((cls, p0, p1, a, b))
+    return cases
+
+
+def test_every_fusable_unary_op_matches_its_eager_value_and_derivative():
+    cases = _unary_cases()
+    assert {c[0].op for c in cases} == set(fusion_program.UNARY_DERIVATIVES)
+
+    def f(x):
+        total = x * 0.0
+        for i, (cls, p0, p1, a, b) in enumerate(cases):
+            total = total + cls.apply(x * a + b, p0, p1) * (1.0 + 0.1 * i)
+        return total
+
+    x = minitorch.linspace(0.1, 0.9, 41, dtype=minitorch.float64).requires_grad_()
+    compiled = minitorch.compile(f)
+    compiled(x)
+    graph = next(iter(compiled._minitorch_compiled.graphs.values()))
+    assert len(graph.calls) == 1 and graph.calls[0].fn is fusion.FusedElementwise
+    out, (g,) = _grads(compiled, x)
+    expected, (g_expected,) = _grads(f, x)
+    _close(out, expected, 1e-12)
+    _close(g, g_expected, 1e-10)
+
+
+_BINARY = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
+           lambda a, b: a / (b * b + 1.0), lambda a, b: minitorch.add(a, b, alpha=0.5),
+           lambda a, b: minitorch.sub(a, b, alpha=2), lambda a, b: 2.0 - a,
+           lambda a, b: 3 / (a * a + 1), lambda a, b: 1.5 * a]
+_UNARY = [minitorch.tanh, minitorch.sigmoid, minitorch.relu, minitorch.sin,
+          lambda t: t.clamp(-0.5, 0.5), lambda t: t * t, lambda t: minitorch.exp(t * 0.1),
+          lambda t: -t, lambda t: t.abs(), lambda t: nn.functional.leaky_relu(t, 0.2)]
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 9), st.integers(0, 2)),
+                min_size=2, max_size=8))
+def test_random_elementwise_programs_agree_with_eager(steps):
+    """Random chains over three inputs (one broadcast), float64: values and all gradients."""
+    rng = np.random.default_rng(len(steps))
+    x = minitorch.tensor(rng.normal(size=(4, 3)), requires_grad=True)
+    y = minitorch.tensor(rng.normal(size=(4, 3)), requires_grad=True)
+    z = minitorch.tensor(rng.normal(size=(3,)), requires_grad=True)
+
+    def f(x, y, z):
+        values = [x, y, z]
+        for binary, k, j in steps:
+            v = values[-1]
+            values.append(_BINARY[k % len(_BINARY)](v, values[j]) if binary
+                          else _UNARY[k](v))
+        return values[-1] + x
+
+    compiled = minitorch.compile(f)
+    compiled(x, y, z)
+    out, grads = _grads(compiled, x, y, z)
+    expected, expected_grads = _grads(f, x, y, z)
+    _close(out, expected, 1e-12)
+    for g, e in zip(grads, expected_grads):
+        assert (g is None) == (e is None)
+        if g is not None:
+            _close(g, e, 1e-10)
+
+
+def test_values_used_after_the_run_are_outputs_of_the_fused_op():
+    def f(x):
+        y = x * 2 + 1            # fused with the next op, and used later
+        z = y.tanh()
+        return z.sum() + y.mean()
+
+    x = minitorch.randn(8, requires_grad=True)
+    compiled = minitorch.compile(f)
+    compiled(x)
+    out, (g,) = _grads(compiled, x)
+    expected, (g_expected,) = _grads(f, x)
+    _close(out, expected)
+    _close(g, g_expected)
+    graph = next(iter(compiled._minitorch_compiled.graphs.values()))
+    assert [len(fusion.programs(graph)[0].outputs)] == [2]
+
+
+def test_non_contiguous_or_mixed_dtype_operands_are_not_fused_and_stay_correct():
+    def f(x, h):
+        return (x.t() * 2).exp() + h.float().sum()
+
+    x = minitorch.randn(3, 4)
+    h = minitorch.ones(2, dtype=minitorch.float64)
+    compiled = minitorch.compile(f)
+    compiled(x, h)
+    out = compiled(x, h)
+    _close(out, f(x, h))
+    assert out.stride() == f(x, h).stride()
+
+
+def test_a_fused_kernel_is_a_file_on_disk_and_a_second_process_loads_it(tmp_path):
+    """The generated source is cached like every kernel: the second process compiles nothing."""
+    script = (
+        "import minitorch, numba\n"
+        "from numba.core.event import install_recorder\n"
+        "f = minitorch.compile(lambda x: (x * 1.23456 + 0.5).tanh())\n"
+        "x = minitorch.randn(10, requires_grad=True)\n"
+        "f(x)\n"
+        "with install_recorder('numba:compile') as rec:\n"
+        "    f(x).sum().backward()\n"
+        "print(len([e for e in rec.buffer if e[1].is_start]))\n")
+    env = {**os.environ, "MINITORCH_COMPILE_DIR": str(tmp_path), "NUMBA_NUM_THREADS": "1"}
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, timeout=600) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    texts = sorted(f.read_text() for f in tmp_path.glob("fused_*.py"))
+    assert len(texts) == 2                 # the forward kernel's file, the backward's
+    assert "def backward(" in texts[0] and "def forward(" in texts[1]
+    assert int(runs[0].stdout.split()[-1]) > 0       # compiled the fused kernels
+    assert int(runs[1].stdout.split()[-1]) == 0      # loaded them from the disk cache
+
+
+def test_generated_source_shows_the_kernel_a_student_can_read():
+    compiled = minitorch.compile(lambda x, y: (x * y).exp() + 1)
+    with pytest.raises(ValueError, match="call the compiled function first"):
+        minitorch.compiler.generated_source(compiled)
+    compiled(minitorch.randn(5), minitorch.randn(5))
+    source = minitorch.compiler.generated_source(compiled)
+    assert "def forward(in0, in1, out0, start, stop):" in source
+    assert "return math.exp(x)" in source                 # exp's branch of scalar_ops.unary
+    assert "def backward(" in source
+    compile(source, "generated", "exec")                  # valid Python
+
+
+# ---------------------------------------------------------------------------
+# Modules, guards, and what PyTorch's API gives
+# ---------------------------------------------------------------------------
+def _mlp():
+    minitorch.manual_seed(0)
+    return nn.Sequential(nn.Flatten(), nn.Linear(12, 8), nn.Tanh(), nn.Linear(8, 3))
+
+
+def test_compiled_module_trains_exactly_as_the_eager_one():
+    x = minitorch.randn(6, 3, 4)
+    y = minitorch.tensor([0, 1, 2, 0, 1, 2])
+    losses = []
+    for compiled in (False, True):
+        model = _mlp()
+        run = minitorch.compile(model) if compiled else model
+        opt = minitorch.optim.Adam(model.parameters(), lr=0.01)
+        trace = []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(run(x), y)
+            loss.backward()
+            opt.step()
+            trace.append(loss.item())
+        losses.append(trace)
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-6)
+
+
+def test_optimized_module_has_pytorchs_shape():
+    model = _mlp()
+    compiled = minitorch.compile(model)
+    assert isinstance(compiled, minitorch.compiler.OptimizedModule)
+    assert isinstance(compiled, nn.Module)
+    assert compiled._orig_mod is model
+    assert [id(p) for p in compiled.parameters()] == [id(p) for p in model.parameters()]
+    assert all(k.startswith("_orig_mod.") for k in compiled.state_dict())
+    torch = pytest.importorskip("torch")
+    reference = torch.compile(torch.nn.Sequential(torch.nn.Linear(12, 8)))
+    assert type(reference).__name__ == type(compiled).__name__
+    assert list(reference.state_dict()) == ["_orig_mod.0.weight", "_orig_mod.0.bias"]
+
+
+def test_guards_trace_again_for_new_shapes_modes_and_flags():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.ReLU())
+    compiled = minitorch.compile(model)
+    traces = compiled._compiled.graphs
+    x = minitorch.randn(2, 4)
+    compiled(x)
+    compiled(x)
+    assert len(traces) == 1
+    compiled(minitorch.randn(3, 4))                    # a new shape
+    assert len(traces) == 2
+    model.eval()                                       # dropout becomes the identity
+    out = compiled(x)
+    assert len(traces) == 3
+    _close(out, model(x))
+    with minitorch.no_grad():                          # no graph recorded: a new trace
+        assert not compiled(x).requires_grad
+    assert len(traces) == 4
+    model[0].weight.requires_grad_(False)              # a constant's flag changed
+    out = compiled(x)
+    assert not out.requires_grad or model[0].bias.requires_grad
+    _close(out, model(x))
+
+
+def test_dropout_draws_new_numbers_on_every_replay():
+    model = nn.Sequential(nn.Linear(4, 64), nn.Dropout(0.5))
+    compiled = minitorch.compile(model)
+    x = minitorch.randn(2, 4)
+    compiled(x)
+    minitorch.manual_seed(3)
+    a = compiled(x)
+    b = compiled(x)
+    minitorch.manual_seed(3)
+    expected = model(x)
+    _close(a, expected)                                # same seed: the eager numbers
+    assert not np.allclose(a.detach().numpy(), b.detach().numpy())
+
+
+def test_factories_inside_the_function_run_again_on_replay():
+    def f(x):
+        h = minitorch.zeros(x.shape[0], 3)
+        noise = minitorch.randn_like(x)
+        return (x + noise).sum(1, keepdim=True) + h
+
+    compiled = minitorch.compile(f)
+    x = minitorch.randn(4, 5)
+    compiled(x)
+    minitorch.manual_seed(11)
+    a = compiled(x)
+    minitorch.manual_seed(11)
+    _close(a, f(x))
+    assert "runs eagerly" not in minitorch.compiler.explain(compiled)
+
+
+@pytest.mark.parametrize("body, reason", [
+    (lambda x: x * 2 if x.sum().item() > 0 else x * 3, "read the values"),
+    (lambda x: x.clone().add_(1) * 2, "modified in place"),
+    (lambda x: (x * 2).detach() + 1, None),
+])
+def test_what_cannot_be_traced_runs_eagerly_and_fullgraph_says_why(body, reason):
+    x = minitorch.randn(5)
+    compiled = minitorch.compile(body)
+    _close(compiled(x), body(x))
+    _close(compiled(x), body(x))
+    if reason is None:
+        return
+    assert reason in minitorch.compiler.explain(compiled)
+    strict = minitorch.compile(body, fullgraph=True)
+    with pytest.raises(minitorch.compiler.Unsupported, match=reason):
+        strict(x)
+    assert issubclass(minitorch.compiler.Unsupported, RuntimeError)
+
+
+def test_backward_inside_the_function_and_hooks_run_eagerly():
+    w = minitorch.randn(3, requires_grad=True)
+
+    def step(x):
+        loss = (x * w).sum()
+        loss.backward()
+        return loss
+
+    compiled = minitorch.compile(step)
+    compiled(minitorch.randn(3))
+    assert "backward() ran inside" in minitorch.compiler.explain(compiled)
+    model = nn.Linear(3, 3)
+    seen = []
+    model.register_forward_hook(lambda m, i, o: seen.append(o))
+    compiled = minitorch.compile(model)
+    for _ in range(3):
+        compiled(minitorch.randn(2, 3))
+    assert len(seen) == 3                              # the hook ran on every call
+    assert "has hooks" in minitorch.compiler.explain(compiled)
+
+
+def test_a_changed_argument_value_or_parameter_is_seen():
+    def f(x, k):
+        return x * k + 1
+
+    compiled = minitorch.compile(f)
+    x = minitorch.randn(4)
+    _close(compiled(x, 2.0), f(x, 2.0))
+    _close(compiled(x, 3.0), f(x, 3.0))                # a different constant: traced again
+    model = nn.Linear(2, 2)
+    cm = minitorch.compile(model)
+    xs = minitorch.randn(1, 2)
+    cm(xs)
+    with minitorch.no_grad():
+        model.weight.mul_(2)                           # in place: the trace holds the tensor
+    _close(cm(xs), model(xs))
+    model.weight = nn.Parameter(minitorch.randn(2, 2))  # a new object: the guard notices
+    _close(cm(xs), model(xs))
+
+
+def test_cache_size_limit_stops_tracing_with_a_warning(monkeypatch):
+    monkeypatch.setattr(minitorch.compiler, "cache_size_limit", 2)
+    compiled = minitorch.compile(lambda x: x * 2 + 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 5):
+            _close(compiled(minitorch.ones(n)), minitorch.ones(n) * 3)
+    assert len(compiled._minitorch_compiled.graphs) == 2
+    assert sum("cache_size_limit" in str(w.message) for w in caught) == 1
+
+
+def test_compile_api_arguments_are_checked_as_pytorch_does():
+    f = lambda x: x + 1  # noqa: E731
+    with pytest.raises(RuntimeError, match="Either mode or options"):
+        minitorch.compile(f, mode="default", options={})
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        minitorch.compile(f, mode="fast")
+    with pytest.raises(RuntimeError, match="invalid backend"):
+        minitorch.compile(f, backend="tvm")
+    with pytest.raises(NotImplementedError, match="custom backends"):
+        minitorch.compile(f, backend=lambda gm, inputs: gm)
+    assert minitorch.compile(f, disable=True) is f
+
+    @minitorch.compile(backend="eager")
+    def g(x):
+        assert minitorch.compiler.is_compiling()
+        return x.exp() * 2
+
+    x = minitorch.randn(3)
+    _close(g(x), x.exp() * 2)
+    assert not minitorch.compiler.is_compiling()
+    minitorch.compiler.reset()
+    assert "nothing traced" in minitorch.compiler.explain(g)
+    _close(g(x), x.exp() * 2)
+    assert "0 fused program" in minitorch.compiler.explain(g)   # backend="eager": no fusion
+
+
+def test_op_source_copies_one_branch_of_the_scalar_ops_switch():
+    assert fusion_program.op_source("unary", scalar_ops.EXP) == "    return math.exp(x)"
+    assert fusion_program.op_source("arith", scalar_ops.MUL) == "    return x * y"
+    clamp = fusion_program.op_source("unary", scalar_ops.HARDTANH)
+    assert clamp == fusion_program.op_source("unary", scalar_ops.CLAMP) and "p0" in clamp
+    for op in fusion_program.UNARY_DERIVATIVES:
+        compile("def f(x, p0, p1):\n" + fusion_program.op_source("unary", op), "op", "exec")
