@@ -27,3 +27,16 @@ class AutogradChain:
 
     def time_chain_backward(self, length):
         self.fn()
+
+
+class CompiledAutogradChain:
+    """``AutogradChain`` through ``minitorch.compile``: one fused kernel forward, one backward."""
+
+    params = [10, 100]
+    param_names = ["length"]
+
+    def setup(self, length):
+        self.fn = warmed_up("autograd_chain", length, compiled=True)
+
+    def time_chain_backward(self, length):
+        self.fn()

@@ -37,6 +37,23 @@ class TrainingStep:
         self.fn()
 
 
+class CompiledTrainingStep:
+    """``TrainingStep`` with the model through ``minitorch.compile`` (traced, replayed, fused).
+
+    Compare with ``TrainingStep`` of the same commit: what the compiler buys.
+    """
+
+    params = (["lenet", "mlp"], [16, 64])
+    param_names = ["model", "batch"]
+    timeout = 600
+
+    def setup(self, model, batch):
+        self.fn = warmed_up("training_step", model, batch, compiled=True)
+
+    def time_step(self, model, batch):
+        self.fn()
+
+
 class Accuracy:
     """Test accuracy after ``steps`` Adam steps (batch 64) on the shipped MNIST subset.
 

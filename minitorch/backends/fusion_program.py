@@ -74,6 +74,16 @@ class ElementwiseProgram:
     outputs: tuple
     grads_for: tuple = ()
 
+    def __post_init__(self) -> None:
+        # Programs are dictionary keys on every call (the kernels of a program);
+        # hashing a long body each time would cost more than the kernel of a
+        # short one, so the hash is computed once.
+        object.__setattr__(self, "_hash", hash((self.dtype, self.n_inputs, self.scalar_inputs,
+                                                self.body, self.outputs, self.grads_for)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
     def value_count(self) -> int:
         return self.n_inputs + len(self.body)
 

@@ -207,6 +207,18 @@ def _full(t: Any, shape: tuple, scalar: bool) -> Any:
     return kernels.flat(kernels.contiguous(t))
 
 
+_backward_programs: dict = {}
+
+
+def _backward_program(program: ElementwiseProgram, wanted: tuple) -> ElementwiseProgram:
+    """``program`` asking for the gradients of inputs ``wanted`` (made once per pair)."""
+    key = (program, wanted)
+    found = _backward_programs.get(key)
+    if found is None:
+        found = _backward_programs[key] = replace(program, grads_for=wanted)
+    return found
+
+
 class FusedElementwise(Function):
     """One call of a fused elementwise program: ``apply(program, *inputs)``."""
 
@@ -230,7 +242,7 @@ class FusedElementwise(Function):
     def backward(ctx: Any, *grads: Any) -> tuple:
         inputs = ctx.saved_tensors
         wanted = tuple(i for i in range(len(inputs)) if ctx.needs_input_grad[i + 1])
-        program = replace(ctx.program, grads_for=wanted)
+        program = _backward_program(ctx.program, wanted)
         shape = ctx.shape
         arrays = [_full(t, shape, s) for t, s in zip(inputs, program.scalar_inputs)]
         gouts = [_full(g, shape, False) for g in grads]

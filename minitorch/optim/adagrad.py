@@ -18,7 +18,7 @@ from ..backends.optimizer_rules import AdagradStep
 from ..dtype import float32
 from ..ops.creation import full_like, tensor
 from ..ops.fused import fused_update
-from .optimizer import Optimizer, check_non_negative
+from .optimizer import Optimizer, advance_step, check_non_negative
 
 __all__ = ["Adagrad"]
 
@@ -46,8 +46,8 @@ class Adagrad(Optimizer):
     def step(self, closure: Callable | None = None) -> Any:
         loss = self._closure_loss(closure)
         for group, p, state in self._with_grad():
-            state["step"].add_(1)
-            hyper = AdagradStep(step=float(state["step"].item()), lr=float(group["lr"]),
+            step = advance_step(state["step"])
+            hyper = AdagradStep(step=step, lr=float(group["lr"]),
                                 lr_decay=float(group["lr_decay"]),
                                 weight_decay=float(group["weight_decay"]),
                                 eps=float(group["eps"]), maximize=bool(group["maximize"]))

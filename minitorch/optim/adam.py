@@ -17,7 +17,7 @@ from ..backends.optimizer_rules import AdamStep
 from ..dtype import float32
 from ..ops.creation import tensor, zeros_like
 from ..ops.fused import fused_update
-from .optimizer import Optimizer, check_non_negative
+from .optimizer import Optimizer, advance_step, check_non_negative
 
 __all__ = ["Adam", "AdamW"]
 
@@ -54,9 +54,9 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = zeros_like(p)
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = zeros_like(p)
-            state["step"].add_(1)
+            step = advance_step(state["step"])
             beta1, beta2 = group["betas"]
-            hyper = AdamStep(step=float(state["step"].item()), lr=float(group["lr"]),
+            hyper = AdamStep(step=step, lr=float(group["lr"]),
                              beta1=float(beta1), beta2=float(beta2), eps=float(group["eps"]),
                              weight_decay=float(group["weight_decay"]),
                              amsgrad=bool(group["amsgrad"]), maximize=bool(group["maximize"]),

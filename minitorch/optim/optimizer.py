@@ -15,9 +15,10 @@ from copy import deepcopy
 from typing import Any, Callable, Iterable, Iterator
 
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..ops import kernels
 from ..tensor import Tensor
 
-__all__ = ["Optimizer", "required", "check_non_negative"]
+__all__ = ["Optimizer", "required", "check_non_negative", "advance_step"]
 
 # How PyTorch names a hyper-parameter in "Invalid ...: value" (others: "<name> value").
 _LABELS = {"lr": "learning rate", "eps": "epsilon value"}
@@ -34,6 +35,20 @@ def check_non_negative(**values: Any) -> None:
     for name, value in values.items():
         if value is not required and value < 0.0:
             raise ValueError(f"Invalid {_LABELS.get(name, name + ' value')}: {value}")
+
+
+def advance_step(step: Tensor) -> float:
+    """``step += 1`` for a step counter (``state["step"]``, a 0-d CPU tensor); the new count.
+
+    The same as ``step.add_(1); step.item()``, written straight into the
+    one-element buffer: an optimizer does it for every parameter at every
+    step, and the general in-place path (an op, a copy, a read back) cost
+    more than the update of a small parameter itself.
+    """
+    buffer = kernels.flat(step)
+    buffer[0] += 1
+    step._bump_version()
+    return float(buffer[0])
 
 
 class _Required:

@@ -9,7 +9,7 @@ from ..backends.optimizer_rules import RMSpropStep
 from ..dtype import float32
 from ..ops.creation import tensor, zeros_like
 from ..ops.fused import fused_update
-from .optimizer import Optimizer, check_non_negative
+from .optimizer import Optimizer, advance_step, check_non_negative
 
 __all__ = ["RMSprop"]
 
@@ -39,7 +39,7 @@ class RMSprop(Optimizer):
                     state["momentum_buffer"] = zeros_like(p)
                 if group["centered"]:
                     state["grad_avg"] = zeros_like(p)
-            state["step"].add_(1)
+            advance_step(state["step"])
             hyper = RMSpropStep(lr=float(group["lr"]), alpha=float(group["alpha"]),
                                 eps=float(group["eps"]), weight_decay=float(group["weight_decay"]),
                                 momentum=float(group["momentum"]),
