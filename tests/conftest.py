@@ -13,7 +13,7 @@ import os
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 import pytest  # noqa: E402
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
 # Hypothesis profiles.  "ci" (the default) keeps hypothesis' usual budget of 100 examples
 # for tests that set none, and is derandomized so that every CI run draws the same examples
@@ -26,6 +26,12 @@ settings.register_profile("long", max_examples=5000, derandomize=False, deadline
                           print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile("ci")
+# "course-edition": tests/test_course_edition.py runs the course's task tests in student
+# editions only to see which pass and which fail with a stub's NotImplementedError.  The
+# examples are those of "ci"; a failing test is reported at its first failing example,
+# without the shrinking (and explaining) that would take most of the run's time.
+settings.register_profile("course-edition", parent=settings.get_profile("ci"),
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
 
 # The course's pytest options: --task M.N (run one task's tests) and --course-report FILE.
 pytest_plugins = ["minitorch.course.grading"]

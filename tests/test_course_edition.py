@@ -14,20 +14,40 @@
 (The reference passing every task's tests is the rest of this suite.)  The
 editions are built with the compiled-kernel caches, which stay valid for every
 file a build leaves unchanged, so each edition compiles only what it changed.
+
+The per-task editions are most of this file's time (31 of them, each a fresh
+copy with its own pytest process), so they are checked cheaply, with the same
+proof for every task:
+
+* one test per course module (pytest-xdist spreads the modules over its
+  workers); a module's editions are checked one after the other, and each
+  hands its caches to the next: the byte code of every file the two share
+  (the task files, whose text differs, are compiled afresh), and the Numba
+  kernels when the two editions' kernel sources are the same text (editions
+  4.1, 4.5 and 4.6 stub the same kernel tasks 4.2-4.4, so they compile the
+  kernels once, not three times).  Numba still checks every kernel's stamp
+  (a hash of its sources) before it loads one, so a handed-over kernel is
+  only used where it is up to date;
+* the task tests run under the ``course-edition`` hypothesis profile
+  (tests/conftest.py): the same examples, but a failing test is not shrunk.
+  Only a test's outcome and its error's task matter here, and a stub fails
+  on the first example it meets.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
+import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from minitorch.backends.kernel_cache import source_files
 from minitorch.course import MODULES, find_tasks
 from minitorch.course.build import EDITION_FILE, BuildError, build_edition
 from minitorch.course.grading import TASK_TESTS, run_task_tests
@@ -64,22 +84,79 @@ def test_every_task_has_tests_and_every_mark_names_a_task():
     assert {t.module for t in find_tasks(ROOT)} == set(MODULES)
 
 
-def _check_restored_task(task, tmp: Path) -> list:
+#: The hypothesis profile of the task tests run in an edition (see tests/conftest.py).
+EDITION_PROFILE = "--hypothesis-profile=course-edition"
+
+
+def _kernel_source_files() -> set:
+    """The files (relative to the root) whose text is in some compiled kernel's cache stamp:
+    every file under minitorch/backends and every package file those import."""
+    found = set()
+    for path in (ROOT / "minitorch" / "backends").rglob("*.py"):
+        found.update(str(p.relative_to(ROOT)) for p in source_files(path))
+    return found
+
+
+def _in_kernel_order(tasks: list, kernel_files: set) -> list:
+    """``tasks`` with those that stub the same kernel tasks (so whose editions compile the
+    same kernels) next to each other, in course order otherwise."""
+    groups: dict = {}
+    for task in tasks:
+        key = tuple(t.id for t in tasks if t is not task and t.path in kernel_files)
+        groups.setdefault(key, []).append(task)
+    return [task for group in groups.values() for task in group]
+
+
+def _hand_over_caches(previous: Path, dest: Path, task_files: set, kernel_files: set) -> None:
+    """Copy into the edition ``dest`` the caches of ``previous`` (an edition of the same
+    module, already run) that hold in ``dest`` too.
+
+    Both are copies of the reference that differ only in the module's task files.
+    Byte code (``.pyc``) is handed over for every other file: its source is the same
+    text with the same modification time (Python checks both).  The Numba caches are
+    handed over when the task files in kernel stamps are the same text in both; those
+    files then get ``previous``'s modification time too, so that every kernel's stamp
+    (its file's time and size, and a hash of its sources) is what ``previous`` saved.
+    """
+    shared = sorted(task_files & kernel_files)
+    same_kernels = all((previous / p).read_bytes() == (dest / p).read_bytes() for p in shared)
+    if same_kernels:
+        for p in shared:
+            st = (previous / p).stat()
+            os.utime(dest / p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    for cache in previous.rglob("__pycache__"):
+        folder = cache.parent.relative_to(previous)
+        for entry in cache.iterdir():
+            if entry.suffix == ".pyc":
+                if str(folder / (entry.name.split(".")[0] + ".py")) in task_files:
+                    continue
+            elif entry.suffix not in (".nbi", ".nbc") or not same_kernels:
+                continue
+            target = dest / folder / "__pycache__"
+            target.mkdir(exist_ok=True)
+            shutil.copy2(entry, target / entry.name)
+
+
+def _check_restored_task(task, dest: Path, previous: Path | None = None) -> list:
     """Problems in the edition of ``task``'s module with only ``task`` solved (empty when right).
 
     That edition is what a student has who has solved ``task`` and nothing
     else of its module (the modules below solved, as a course hands them out
     in order).  ``task``'s tests must now pass, and every other task of the
     module must still fail, each test with *its own* task's message: no task
-    is untested, and no test leans on a neighbour's work.
+    is untested, and no test leans on a neighbour's work.  The edition is
+    built in ``dest``; ``previous`` is an edition of the same module already
+    run, whose caches it takes over (:func:`_hand_over_caches`).
     """
     module = task.module
-    others = [t.id for t in find_tasks(ROOT) if t.module == module and t.id != task.id]
-    dest = tmp / f"restored-{task.id}"
+    tasks = [t for t in find_tasks(ROOT) if t.module == module]
+    others = [t.id for t in tasks if t.id != task.id]
     stripped = build_edition(dest, tasks=others, root=ROOT, keep_caches=True)
+    if previous is not None:
+        _hand_over_caches(previous, dest, {t.path for t in tasks}, _kernel_source_files())
     own = sorted((dest / TASK_TESTS).glob(f"test_m{module}_*.py"))
     _, report = run_task_tests(dest, [task.id] + stripped,
-                               extra=[str(p.relative_to(dest)) for p in own])
+                               extra=[EDITION_PROFILE] + [str(p.relative_to(dest)) for p in own])
     problems, seen = [], set()
     for nodeid, entry in report.items():
         for t in entry.get("tasks", []):
@@ -97,15 +174,26 @@ def _check_restored_task(task, tmp: Path) -> list:
     return problems
 
 
-def test_solving_one_task_of_a_module_makes_exactly_that_task_pass(tmp_path):
-    tasks = find_tasks(ROOT)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda t: _check_restored_task(t, tmp_path), tasks))
-    problems = [p for r in results for p in r]
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_solving_one_task_of_a_module_makes_exactly_that_task_pass(module, tmp_path, monkeypatch):
+    # The editions' pytest processes write byte code (into the editions, and pytest's
+    # rewritten plugins into the environment), so that each edition hands it on.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    tasks = [t for t in find_tasks(ROOT) if t.module == module]
+    assert tasks, f"course module {module} has no task"
+    problems, previous = [], None
+    for task in _in_kernel_order(tasks, _kernel_source_files()):
+        dest = tmp_path / f"restored-{task.id}"
+        problems += _check_restored_task(task, dest, previous)
+        if previous is not None:
+            shutil.rmtree(previous, ignore_errors=True)     # (31 copies of the repository)
+        previous = dest
     assert not problems, "\n".join(problems)
 
 
-def test_full_edition_imports_and_fails_only_with_task_messages(tmp_path):
+def test_full_edition_imports_and_fails_only_with_task_messages(tmp_path, monkeypatch):
+    # Its three processes share the byte code the first one writes into the edition.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     dest = tmp_path / "student"
     stripped = build_edition(dest, root=ROOT, keep_caches=True)
     assert stripped == [t.id for t in find_tasks(ROOT)]
@@ -116,7 +204,7 @@ def test_full_edition_imports_and_fails_only_with_task_messages(tmp_path):
          "minitorch.utils.data, minitorch.cli; print(len(minitorch.__version__))"],
         cwd=dest, capture_output=True, text=True, timeout=300)
     assert imports.returncode == 0, imports.stderr[-3000:]
-    _, report = run_task_tests(dest)
+    _, report = run_task_tests(dest, extra=[EDITION_PROFILE, TASK_TESTS])
     assert report, "the task tests did not run in the student edition"
     for nodeid, entry in report.items():
         assert entry["outcome"] == "failed", f"{nodeid} passes with every task stubbed"

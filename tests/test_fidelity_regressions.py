@@ -375,3 +375,13 @@ def test_floor_gradient_is_zero_even_for_an_infinite_upstream_gradient():
     x = torch.tensor([0.0], requires_grad=True)
     torch.reciprocal(x.clone().floor_()).sum().backward()
     assert x.grad.tolist() == [0.0]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_relu_backward_is_thresholds_backward_nan_passes_inf_is_cut(create_graph):
+    # PyTorch: grad_input = 0 where relu(x) <= 0, else grad: a NaN output passes
+    # its gradient, and an infinite gradient where x <= 0 gives 0, not NaN.
+    x = torch.tensor([-1.0, 0.0, 2.0, math.nan], requires_grad=True)
+    g, = torch.autograd.grad(torch.relu(x), x, torch.tensor([math.inf, 1.0, 3.0, 1.0]),
+                             create_graph=create_graph)
+    assert g.tolist() == [0.0, 0.0, 3.0, 1.0]

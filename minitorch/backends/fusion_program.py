@@ -178,7 +178,7 @@ UNARY_DERIVATIVES: dict[int, str] = {
     scalar_ops.SIGMOID: "g * y * (1 - y)",
     scalar_ops.RECIPROCAL: "-g * y * y",
     scalar_ops.SQUARE: "g * 2 * x",
-    scalar_ops.RELU: "g if y > 0 else 0.0",
+    scalar_ops.RELU: "0.0 if y <= 0 else g",
     scalar_ops.LEAKY_RELU: "g if x > 0 else g * p0",
     scalar_ops.ELU: "g if x > 0 else g * (y + p0)",
     scalar_ops.CLAMP: "g if x >= p0 and x <= p1 else 0.0",

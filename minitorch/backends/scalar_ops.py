@@ -348,7 +348,7 @@ FMIN = 21
 XLOGY = 22        # x * log(y), 0 where x == 0
 SQUARED_DIFF = 23
 LERP_HALF = 24    # reserved
-THRESHOLD_MASK = 25  # y where x > 0 else 0: relu backward (x is the input)
+THRESHOLD_MASK = 25  # 0 where x <= 0 else y: relu backward (x is the output)
 
 
 ARITH_OPS = (ADD, SUB, MUL, DIV, RSUB, RDIV)
@@ -489,7 +489,9 @@ def binary(op, x, y):
         return d * d
     elif op == THRESHOLD_MASK:
         # Not ``y * 0``: an inf gradient where the input was <= 0 gives 0, not NaN.
-        return y if x > 0 else 0.0
+        # ``x <= 0``, not ``not x > 0``: a NaN passes its gradient, as PyTorch's
+        # threshold_backward does.
+        return 0.0 if x <= 0 else y
     return x
 
 

@@ -413,7 +413,7 @@ Erfc = _unary_op("Erfc", scalar_ops.ERFC,
 Reciprocal = _unary_op("Reciprocal", scalar_ops.RECIPROCAL, lambda x, y, g, *p: -g * y * y)
 Square = _unary_op("Square", scalar_ops.SQUARE, lambda x, y, g, *p: g * 2 * x, float_only=False,
                    backward_name="PowBackward0")
-Relu = _unary_op("Relu", scalar_ops.RELU, lambda x, y, g, *p: where(y > 0, g, 0.0),
+Relu = _unary_op("Relu", scalar_ops.RELU, lambda x, y, g, *p: _relu_grad(y, g),
                  float_only=False, backward_name="ReluBackward0")
 Floor = _unary_op("Floor", scalar_ops.FLOOR, _zero_grad)
 Ceil = _unary_op("Ceil", scalar_ops.CEIL, _zero_grad)
@@ -445,6 +445,14 @@ Mish = _unary_op("Mish", scalar_ops.MISH, lambda x, y, g, *p: g * _mish_grad(x))
 PowTensorScalar = _unary_op("PowTensorScalar", scalar_ops.POW_SCALAR,
                             lambda x, y, g, e, _: g * 0 if e == 0 else g * e * pow(x, e - 1),
                             backward_name="PowBackward0")
+
+
+def _relu_grad(y: TensorBase, g: TensorBase) -> TensorBase:
+    """0 where the output ``y`` is <= 0, else ``g`` (PyTorch's threshold_backward: an inf
+    ``g`` gives 0 there, not NaN, and a NaN output passes its gradient)."""
+    if grad_mode.STATE.grad_enabled:
+        return where(y <= 0, 0.0, g)          # create_graph: ops that can be differentiated
+    return kernels.arith(y, g, scalar_ops.THRESHOLD_MASK)     # one kernel, no mask tensor
 
 
 def _gelu_tanh_grad(x: TensorBase) -> TensorBase:
