@@ -67,6 +67,24 @@ def test_a_chain_of_elementwise_ops_becomes_one_fused_op_with_eager_values_and_g
     assert type(again.grad_fn).__name__ == "CompiledFunctionBackward"
 
 
+def test_fusion_runs_on_every_device_with_its_own_generated_kernel(device):
+    minitorch.manual_seed(1)
+    x = minitorch.randn(6, 5, device=device, requires_grad=True)
+    w = minitorch.randn(5, device=device, requires_grad=True)
+    b = minitorch.randn((), device=device)
+    compiled = minitorch.compile(_chain)
+    compiled(x, w, b)
+    out, grads = _grads(compiled, x, w, b)
+    expected, expected_grads = _grads(_chain, x, w, b)
+    assert "1 fused program" in minitorch.compiler.explain(compiled)
+    assert out.device == expected.device
+    _close(out.cpu(), expected.cpu())
+    for g, e in zip(grads[:2], expected_grads[:2]):
+        _close(g.cpu(), e.cpu(), 1e-5)
+    source = minitorch.compiler.generated_source(compiled, device=device)
+    assert ("cuda.grid(1)" in source) == (device == "cuda")
+
+
 def test_fused_gradients_pass_a_float64_finite_difference_check():
     x = minitorch.rand(5, 3, dtype=minitorch.float64, requires_grad=True)
     w = minitorch.rand(3, dtype=minitorch.float64, requires_grad=True)
@@ -255,11 +273,10 @@ def test_optimized_module_has_pytorchs_shape():
     assert isinstance(compiled, nn.Module)
     assert compiled._orig_mod is model
     assert [id(p) for p in compiled.parameters()] == [id(p) for p in model.parameters()]
-    assert all(k.startswith("_orig_mod.") for k in compiled.state_dict())
-    torch = pytest.importorskip("torch")
-    reference = torch.compile(torch.nn.Sequential(torch.nn.Linear(12, 8)))
-    assert type(reference).__name__ == type(compiled).__name__
-    assert list(reference.state_dict()) == ["_orig_mod.0.weight", "_orig_mod.0.bias"]
+    # PyTorch's keys (torch.compile(Sequential(Flatten(), Linear...)).state_dict()); not
+    # checked against torch itself here: importing torch._dynamo takes ten seconds.
+    assert list(compiled.state_dict()) == ["_orig_mod.1.weight", "_orig_mod.1.bias",
+                                           "_orig_mod.3.weight", "_orig_mod.3.bias"]
 
 
 def test_guards_trace_again_for_new_shapes_modes_and_flags():

@@ -41,7 +41,7 @@ from typing import Any, Callable
 from ..autograd import grad_mode
 from ..autograd.forward_ad import STATE as FORWARD_AD
 from ..autocast_mode import STATE as AUTOCAST
-from ..device import CPU
+from ..device import as_device
 from ..nn import Module
 from ..ops import kernels
 from ..tensor_base import TensorBase
@@ -290,8 +290,9 @@ def explain(compiled: Any) -> str:
     return "\n".join(lines) or "nothing traced yet"
 
 
-def generated_source(compiled: Any, index: int = 0) -> str:
-    """The Python source Numba compiles for fused program ``index`` of ``compiled``'s traces."""
+def generated_source(compiled: Any, index: int = 0, device: Any = "cpu") -> str:
+    """The Python source Numba compiles for fused program ``index`` of ``compiled``'s traces,
+    on ``device``'s backend (its forward file, then its backward file)."""
     programs = [p for g in _compiled_of(compiled).graphs.values()
                 if isinstance(g, tracing.Graph) for p in fusion.programs(g)]
     if not programs:
@@ -300,5 +301,6 @@ def generated_source(compiled: Any, index: int = 0) -> str:
     program = programs[index]
     # The forward file, then the backward file for the gradients of every input.
     backward = replace(program, grads_for=tuple(range(program.n_inputs)))
-    return (kernels.fused_elementwise_source(program, CPU) + "\n\n"
-            + kernels.fused_elementwise_source(backward, CPU))
+    dev = as_device(device)
+    return (kernels.fused_elementwise_source(program, dev) + "\n\n"
+            + kernels.fused_elementwise_source(backward, dev))

@@ -109,43 +109,46 @@ import numpy as np
 from numba import get_num_threads, njit, prange, set_num_threads, types
 from numba.core import cgutils, config
 from numba.core.codegen import get_host_cpu_features
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 from numba.np.arrayobj import populate_array
 
 __all__ = ["batched_matmul"]
 
 # -- tile and block sizes ----------------------------------------------------
-def _simd_register_count() -> int:
-    """How many SIMD registers the code that Numba generates here may use.
+def _simd_shape() -> tuple[int, int]:
+    """(SIMD register width in bytes, number of SIMD registers) of this CPU.
 
-    The micro-kernel keeps MR*NR running sums plus the vectors it has just
+    The micro-kernel keeps MR x NR running sums plus the vectors it has just
     loaded in registers; if they do not fit, LLVM "spills" them to the stack
-    and the kernel runs at half speed.  x86 CPUs have 32 vector registers
-    with AVX-512 and 16 without; AArch64 (and most others) have 32.  We ask
-    the same place Numba asks (it honours NUMBA_CPU_NAME/NUMBA_CPU_FEATURES).
+    and the kernel runs at half speed.  x86 CPUs have 32 vector registers of
+    64 bytes with AVX-512, and 16 of 32 bytes with AVX2; AArch64 has 32 of
+    16 bytes.  We ask the same place Numba asks (it honours
+    NUMBA_CPU_NAME/NUMBA_CPU_FEATURES).
     """
     features = config.CPU_FEATURES
     if features is None:
         features = get_host_cpu_features()
+    features = features.split(",")
     if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
-        return 32 if "+avx512f" in features.split(",") else 16
-    return 32
+        if "+avx512f" in features:
+            return 64, 32
+        return (32, 16) if "+avx" in features else (16, 16)
+    return 16, 32
 
 
-# Chosen by measurement (tests/bench on a Zen 4 with 32 KiB L1d and 1 MiB L2
-# per core; the 16-register choice by compiling for Haswell on the same
-# machine).  Neighbouring values are within a few per cent.
-if _simd_register_count() >= 32:
-    MR, NR = 4, 6   # 24 sums + 4 A vectors + 1 B vector = 29 of 32 registers
-else:
-    MR, NR = 3, 3   # 9 sums + 3 + 3 loaded vectors = 15 of 16 registers
-KC_BYTES = 4096     # longest K block in bytes: 1024 float32 or 512 float64
+VEC_BYTES, _REGISTERS = _simd_shape()
+# The tile is MR rows by two SIMD vectors of columns (NR_BYTES; 16 float32
+# or 8 float64 with AVX2).  Its 2*MR sums take 2*MR registers, plus two for
+# the row of B just loaded and one for the broadcast number of A: MR = 6
+# fills 15 of 16 registers.  But LLVM schedules two steps of p at once and
+# needs a few more, so with 16 registers MR = 4 (measured: 6 spills).
+MR = 4 if _REGISTERS <= 16 else 8
+NR_BYTES = 2 * VEC_BYTES
+NR_MAX = NR_BYTES // 4         # columns of the tile for 4-byte dtypes (the most)
+KC = 256            # longest K block: the B sliver (KC x NR) stays in L1
 MC = 96             # rows of A per L2 block (a multiple of MR)
-NC = 768            # columns of B per L3 block (a multiple of NR)
-KPAD = 16           # packed K blocks are padded to a multiple of this
-_TR = 16            # packing tile: rows
-_TK = 16            # packing tile: K elements
-assert MC % MR == 0 and NC % NR == 0
+NC = 768            # columns of B per L3 block (a multiple of every NR)
+assert MC % MR == 0 and NC % NR_MAX == 0
 # Products of fewer flops than a 64 x 64 x 64 one run on one thread: in a
 # quiet machine two threads win only by ~15% there, and on a busy one a
 # woken worker thread can wait milliseconds for a core.  (OpenBLAS uses a
@@ -156,6 +159,20 @@ _SUPPORTED = (np.float32, np.float64, np.int32, np.int64)
 
 _JIT = dict(cache=True, error_model="numpy")
 _PARALLEL = dict(parallel=True, cache=True, error_model="numpy")
+
+
+def tile_cols(dtype) -> int:
+    """NR, the columns of the micro-kernel's tile for ``dtype``: two SIMD
+    vectors' worth (16 float32 or 8 float64 with AVX2)."""
+    return NR_BYTES // np.dtype(dtype).itemsize
+
+
+@overload(tile_cols)
+def _tile_cols_jit(dtype):
+    # Inside a kernel, ``tile_cols(x.dtype)`` is worked out while Numba
+    # compiles: the kernel sees a constant, so LLVM can unroll loops over it.
+    n = NR_BYTES // (dtype.dtype.bitwidth // 8)
+    return lambda dtype: n
 
 
 # ---------------------------------------------------------------------------
@@ -190,126 +207,142 @@ def _stack_array(typingctx, size, dtype):
     return arrty(size, dtype), codegen
 
 
-_TILE = MR * NR  # a module-level constant, so Numba sees it as a literal
+_TILE = MR * NR_MAX  # a module-level constant, so Numba sees it as a literal
 
 
 # ---------------------------------------------------------------------------
 # Packing.
 # ---------------------------------------------------------------------------
-@njit(**_PARALLEL)
-def _pack(src, trans, dst):
-    """``dst[b, kb, r, p] = X[b, r, kb*kw + p]``, zero-padded, where X is
-    ``src`` (shape (B, R, K)) or, when ``trans``, ``src`` transposed (``src``
-    has shape (B, K, R)).  ``dst`` has shape (B, nkb, Rp, kw) with
-    Rp >= R and nkb*kw >= K.
+@njit(**_JIT)
+def _pack(src, trans, dst, t0, t1):
+    """Pack slivers ``t0 .. t1-1`` of X into ``dst``, zero-padded:
+    ``dst[b, kb, s, p, r] = X[b, s*RT + r, kb*kw + p]``, where X is ``src``
+    (shape (B, R, K)) or, when ``trans``, ``src`` transposed (``src`` has
+    shape (B, K, R)), and ``dst`` has shape (B, nkb, ns, kw, RT).
 
-    The entry function passes whichever orientation makes the *last* axis
-    of ``src`` the one with the smaller stride, so the innermost loop here
-    always reads memory contiguously.  With ``trans`` the writes then jump
-    by ``kw``; working on a _TR x _TK tile keeps those writes inside a few
-    cache lines.
+    A sliver (b, kb, s) is RT rows of X (RT = MR for A, NR for B^T) cut to
+    the K block kb, stored "K-major": the RT numbers of one step p lie side
+    by side, so the micro-kernel reads both slivers straight through.  The
+    last K block may be shorter than kw; its tail is never read.  The entry
+    function passes whichever orientation makes the *last* axis of ``src``
+    the one with the smaller stride, so the inner loops read memory
+    contiguously.
     """
-    nb, nkb, R, kw = dst.shape
+    nb, nkb, ns, kw, rt = dst.shape
     if trans:
         K = src.shape[1]
-        Rs = src.shape[2]
+        R = src.shape[2]
     else:
         K = src.shape[2]
-        Rs = src.shape[1]
-    ntr = (R + _TR - 1) // _TR
-    for t in prange(nb * nkb * ntr):
-        b = t // (nkb * ntr)
-        kb = (t // ntr) % nkb
-        r0 = (t % ntr) * _TR
-        r1 = min(r0 + _TR, R)
-        rv = max(r0, min(r1, Rs))     # rows [r0, rv) hold data, [rv, r1) padding
+        R = src.shape[1]
+    for t in range(t0, t1):
+        b = t // (nkb * ns)
+        kb = (t // ns) % nkb
+        s = t % ns
         k0 = kb * kw
-        kv = min(kw, K - k0)          # K slots [0, kv) hold data, [kv, kw) padding
+        kv = min(kw, K - k0)          # steps of this K block
+        r0 = s * rt
+        rv = max(0, min(rt, R - r0))  # rows [0, rv) hold data, [rv, rt) padding
+        d = dst[b, kb, s]
         if trans:
-            # Transpose whole _TR x _TK tiles: constant trip counts, so LLVM
-            # unrolls the tile into straight-line loads and stores.  Each
-            # tile reads _TK short rows of ``src`` and fills _TR short rows of
-            # ``dst``: both sides stay in a few cache lines.
-            p0 = 0
-            if rv - r0 == _TR:
-                while p0 + _TK <= kv:
-                    for p in range(_TK):
-                        for r in range(_TR):
-                            dst[b, kb, r0 + r, p0 + p] = src[b, k0 + p0 + p, r0 + r]
-                    p0 += _TK
-            for p in range(p0, kv):                   # ragged edge of the tile
-                srow = src[b, k0 + p, r0:rv]
-                for r in range(rv - r0):
-                    dst[b, kb, r0 + r, p] = srow[r]
+            for p in range(kv):
+                srow = src[b, k0 + p, r0:r0 + rv]    # contiguous along R
+                for r in range(rv):
+                    d[p, r] = srow[r]
         else:
-            for r in range(r0, rv):
-                srow = src[b, r, k0:k0 + kv]          # contiguous along K
-                drow = dst[b, kb, r]
+            for r in range(rv):
+                srow = src[b, r0 + r, k0:k0 + kv]    # contiguous along K
                 for p in range(kv):
-                    drow[p] = srow[p]
-        for r in range(r0, rv):
-            drow = dst[b, kb, r]
-            for p in range(kv, kw):
-                drow[p] = 0
-        for r in range(rv, r1):
-            drow = dst[b, kb, r]
-            for p in range(kw):
-                drow[p] = 0
+                    d[p, r] = srow[p]
+        for p in range(kv):
+            for r in range(rv, rt):
+                d[p, r] = 0
+
+
+@njit(**_PARALLEL)
+def _pack_parallel(src, trans, dst):
+    """:func:`_pack` of every sliver, the slivers shared among the threads."""
+    nb, nkb, ns = dst.shape[:3]
+    n = nb * nkb * ns
+    per = max(1, (n + 63) // 64)
+    for c in prange((n + per - 1) // per):
+        _pack(src, trans, dst, c * per, min(n, (c + 1) * per))
 
 
 # ---------------------------------------------------------------------------
 # The micro-kernel and the blocked loops around it.
 # ---------------------------------------------------------------------------
-@njit(fastmath={"reassoc", "contract"}, **_JIT)
-def _micro(ap, ab, bp, bb, kb, ir, jr, out, ob, first):
-    """One MR x NR tile: ``out[ob, ir:ir+MR, jr:jr+NR] (+)= ap-rows . bp-rows``.
+@njit(fastmath={"contract"}, **_JIT)
+def _micro(a, b, kv, out, ob, ir, jr, first):
+    """One MR x NR tile: ``out[ob, ir:ir+MR, jr:jr+NR] (+)= A-sliver @ B-sliver``.
 
-    ``ap[ab, kb, ir+i, :]`` and ``bp[bb, kb, jr+j, :]`` are contiguous rows
-    of the packed K block ``kb``; the tile is their MR x NR dot products.
+    ``a`` (kw, MR) and ``b`` (kw, NR) are packed slivers; the first ``kv``
+    steps of them hold this K block.  Step p adds the outer product of
+    column p of the A sliver and row p of the B sliver to the tile.
     """
-    kw = ap.shape[3]
-    acc = _stack_array(_TILE, ap.dtype)
+    nr = tile_cols(a.dtype)           # a compile-time constant
+    acc = _stack_array(_TILE, a.dtype)
     for t in range(_TILE):
         acc[t] = 0
-    # The hot loop.  ``i`` and ``j`` have constant trip counts, so LLVM
-    # unrolls them completely: the body becomes MR loads of A, NR loads of
-    # B and MR*NR multiply-adds into registers, and the loop over p is
-    # vectorised (p runs from 0, so LLVM knows the index is never negative
-    # and the loads are plain contiguous vector loads).
-    for p in range(kw):
-        for i in range(MR):
-            for j in range(NR):
-                acc[i * NR + j] += ap[ab, kb, ir + i, p] * bp[bb, kb, jr + j, p]
+    # The hot loop.  The loop over i has a constant trip count, so LLVM
+    # unrolls it: for each j the body is MR multiply-adds of one number of
+    # B into MR sums.  The loop over j is then vectorised: a step reads the
+    # NR numbers of row p of B as two SIMD vectors, "broadcasts" each of the
+    # MR numbers of A to a whole vector and does 2*MR vector multiply-adds,
+    # each into the vector register holding NR/2 of the tile's sums.  (Put
+    # the loop over j innermost and LLVM unrolls it before the vectoriser
+    # sees it, leaving scalar code: Numba switches off the "SLP" vectoriser
+    # that would vectorise straight-line code.)  No sum is split in parts,
+    # so only ``contract`` (FMA) is needed, not ``reassoc``.
+    for p in range(kv):
+        for j in range(nr):
+            bj = b[p, j]
+            for i in range(MR):
+                acc[i * nr + j] += a[p, i] * bj
     # Write back the part of the tile that lies inside ``out`` (padding
-    # rows/columns are dropped).  The loops again have constant trip counts,
-    # which keeps ``acc`` in registers.
+    # rows/columns are dropped).  Every index into ``acc`` must stay a
+    # compile-time constant after unrolling, which keeps ``acc`` in registers.
     M = out.shape[1]
     N = out.shape[2]
-    for i in range(MR):
-        for j in range(NR):
-            if ir + i < M and jr + j < N:
-                if first:
-                    out[ob, ir + i, jr + j] = acc[i * NR + j]
-                else:
-                    out[ob, ir + i, jr + j] += acc[i * NR + j]
+    if ir + MR <= M and jr + nr <= N:             # a whole tile: vectorised
+        o = out[ob]
+        if first:
+            for j in range(nr):
+                for i in range(MR):
+                    o[ir + i, jr + j] = acc[i * nr + j]
+        else:
+            for j in range(nr):
+                for i in range(MR):
+                    o[ir + i, jr + j] += acc[i * nr + j]
+    else:
+        for i in range(MR):
+            for j in range(nr):
+                if ir + i < M and jr + j < N:
+                    if first:
+                        out[ob, ir + i, jr + j] = acc[i * nr + j]
+                    else:
+                        out[ob, ir + i, jr + j] += acc[i * nr + j]
 
 
-@njit(**_PARALLEL)
-def _gemm_packed(ap, bp, out, task_rows, task_cols):
-    """``out[b] = A[b] @ B[b]`` from packed ``ap`` (A) and ``bp`` (B^T).
+@njit(**_JIT)
+def _gemm_packed(ap, bp, K, out, task_rows, task_cols, t0, t1):
+    """Tasks ``t0 .. t1-1`` of ``out[b] = A[b] @ B[b]`` from packed ``ap`` (A)
+    and ``bp`` (B^T), both laid out as :func:`_pack` writes them.
 
     ``ap``/``bp`` have batch size ``out.shape[0]`` or 1 (a broadcast
     operand is packed once).  The output is cut into tasks of
     ``task_rows`` x ``task_cols`` (multiples of MR and NR) per batch item;
-    the tasks are independent, so ``prange`` runs them on all threads.
+    the tasks write disjoint parts of ``out``.
     """
     nb = out.shape[0]
-    nkb = ap.shape[1]
-    Mp = ap.shape[2]
-    Np = bp.shape[2]
+    nkb, nsa, kw = ap.shape[1:4]
+    nsb = bp.shape[2]
+    nr = bp.shape[4]
+    Mp = nsa * MR
+    Np = nsb * nr
     ntm = (Mp + task_rows - 1) // task_rows
     ntn = (Np + task_cols - 1) // task_cols
-    for t in prange(nb * ntm * ntn):
+    for t in range(t0, t1):
         b = t // (ntm * ntn)
         i0 = ((t // ntn) % ntm) * task_rows
         j0 = (t % ntn) * task_cols
@@ -317,12 +350,21 @@ def _gemm_packed(ap, bp, out, task_rows, task_cols):
         j1 = min(j0 + task_cols, Np)
         ab = b if ap.shape[0] > 1 else 0
         bb = b if bp.shape[0] > 1 else 0
-        for kb in range(nkb):                         # K block: ap/bp slivers short
+        for kb in range(nkb):                         # K block: slivers short
+            kv = min(kw, K - kb * kw)
             for jc in range(j0, j1, NC):              # NC columns of B (L3)
                 for ic in range(i0, i1, MC):          # MC rows of A (L2)
-                    for jr in range(jc, min(jc + NC, j1), NR):   # B sliver in L1
+                    for jr in range(jc, min(jc + NC, j1), nr):   # B sliver in L1
+                        bs = bp[bb, kb, jr // nr]
                         for ir in range(ic, min(ic + MC, i1), MR):
-                            _micro(ap, ab, bp, bb, kb, ir, jr, out, b, kb == 0)
+                            _micro(ap[ab, kb, ir // MR], bs, kv, out, b, ir, jr, kb == 0)
+
+
+@njit(**_PARALLEL)
+def _gemm_packed_parallel(ap, bp, K, out, task_rows, task_cols, ntasks):
+    """:func:`_gemm_packed` with its tasks shared among the threads."""
+    for t in prange(ntasks):
+        _gemm_packed(ap, bp, K, out, task_rows, task_cols, t, t + 1)
 
 
 # ---------------------------------------------------------------------------
@@ -460,11 +502,11 @@ def _aligned_bytes(nbytes: int) -> np.ndarray:
 
 def _buffers(shape_a, shape_b, dtype):
     """Two uninitialised, 64-byte aligned C-contiguous arrays."""
-    na = shape_a[0] * shape_a[1] * shape_a[2] * shape_a[3]
-    nb = shape_b[0] * shape_b[1] * shape_b[2] * shape_b[3]
-    # B's buffer starts right after A's; A's size in bytes is a multiple of
-    # 64 because its last axis (kw) is a multiple of KPAD.
-    nbytes = (na + nb) * dtype.itemsize
+    na = int(np.prod(shape_a))
+    nb = int(np.prod(shape_b))
+    # B's buffer starts at the first 64-byte boundary after A's.
+    na_padded = _round_up(na * dtype.itemsize, 64) // dtype.itemsize
+    nbytes = (na_padded + nb) * dtype.itemsize
     if nbytes > _WORKSPACE_MAX_BYTES:
         buf = _aligned_bytes(nbytes)
     else:
@@ -473,16 +515,18 @@ def _buffers(shape_a, shape_b, dtype):
             buf = _aligned_bytes(max(nbytes, 1 << 20))
             _workspace.buf = buf
     flat = buf[:nbytes].view(dtype)
-    return flat[:na].reshape(shape_a), flat[na:].reshape(shape_b)
+    return flat[:na].reshape(shape_a), flat[na_padded:].reshape(shape_b)
 
 
-def _pack_operand(x: np.ndarray, dst: np.ndarray) -> None:
-    """Pack the logical (B, R, K) array ``x`` into ``dst`` (B', nkb, Rp, kw)."""
+def _pack_operand(x: np.ndarray, dst: np.ndarray, parallel: bool) -> None:
+    """Pack the logical (B, R, K) array ``x`` into ``dst`` (B', nkb, ns, kw, RT)."""
     # Read along the axis with the smaller stride (see _pack).
-    if abs(x.strides[2]) <= abs(x.strides[1]):
-        _pack(x, False, dst)
+    trans = abs(x.strides[2]) > abs(x.strides[1])
+    src = x.transpose(0, 2, 1) if trans else x
+    if parallel:
+        _pack_parallel(src, trans, dst)
     else:
-        _pack(x.transpose(0, 2, 1), True, dst)
+        _pack(src, trans, dst, 0, dst.shape[0] * dst.shape[1] * dst.shape[2])
 
 
 def _collapse_batch(x: np.ndarray) -> np.ndarray:
@@ -490,7 +534,7 @@ def _collapse_batch(x: np.ndarray) -> np.ndarray:
     return x[:1] if x.shape[0] > 1 and x.strides[0] == 0 else x
 
 
-def _plan_tasks(nb: int, Mp: int, Np: int, threads: int):
+def _plan_tasks(nb: int, Mp: int, Np: int, nr: int, threads: int):
     """Task shape (rows, cols): enough tasks to give every thread equal work."""
     rows, cols = Mp, Np
     want = 4 * threads if threads > 1 else 1
@@ -501,19 +545,13 @@ def _plan_tasks(nb: int, Mp: int, Np: int, threads: int):
     while count(rows, cols) < want:
         if rows >= cols and rows > MR:
             rows = _round_up(-(-rows // 2), MR)
-        elif cols > NR:
-            cols = _round_up(-(-cols // 2), NR)
+        elif cols > nr:
+            cols = _round_up(-(-cols // 2), nr)
         elif rows > MR:
             rows = _round_up(-(-rows // 2), MR)
         else:
             break
-    return rows, cols
-
-
-def _gemm_one_task(a, bt, ap, bp, out, Mp, Np) -> None:
-    _pack_operand(a, ap)
-    _pack_operand(bt, bp)
-    _gemm_packed(ap, bp, out, Mp, Np)
+    return rows, cols, count(rows, cols)
 
 
 def _run_small_threads(fn, flops: int, *args) -> None:
@@ -521,7 +559,7 @@ def _run_small_threads(fn, flops: int, *args) -> None:
 
     Products of fewer than _SERIAL_FLOPS flops gain little from a second
     thread, and waking a worker on a busy machine can cost milliseconds:
-    with one thread the kernels run inline.  (``flops=0``: always one thread.)
+    with one thread the kernels run inline.
     """
     threads = get_num_threads()
     if threads > 1 and flops < _SERIAL_FLOPS:
@@ -572,21 +610,24 @@ def batched_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         _gemm_long_k(np.ascontiguousarray(a), bt, out, max(1, min(threads, K // LONG_K)))
         return
 
-    # Split K into nkb equal blocks of at most ~KC, each padded to KPAD.
-    kc = KC_BYTES // a.dtype.itemsize
-    nkb = -(-K // kc)
-    kw = _round_up(-(-K // nkb), KPAD)
-    Mp = _round_up(M, MR)
-    Np = _round_up(N, NR)
+    # Split K into nkb equal blocks of at most KC.
+    nkb = -(-K // KC)
+    kw = -(-K // nkb)
+    nr = tile_cols(a.dtype)
     a = _collapse_batch(a)
     bt = _collapse_batch(b.transpose(0, 2, 1))   # B^T: its rows are B's columns
-    ap, bp = _buffers((a.shape[0], nkb, Mp, kw), (bt.shape[0], nkb, Np, kw), a.dtype)
-
-    threads = get_num_threads()
-    if threads > 1 and 2 * nb * M * N * K < _SERIAL_FLOPS:
-        _run_small_threads(_gemm_one_task, 0, a, bt, ap, bp, out, Mp, Np)
-        return
-    _pack_operand(a, ap)
-    _pack_operand(bt, bp)
-    task_rows, task_cols = _plan_tasks(nb, Mp, Np, threads)
-    _gemm_packed(ap, bp, out, task_rows, task_cols)
+    ap, bp = _buffers((a.shape[0], nkb, -(-M // MR), kw, MR),
+                      (bt.shape[0], nkb, -(-N // nr), kw, nr), a.dtype)
+    Mp = ap.shape[2] * MR
+    Np = bp.shape[2] * nr
+    # One thread runs the plain (serial) kernels; several threads, with
+    # enough work to share, run their parallel drivers.
+    threads = get_num_threads() if 2 * nb * M * N * K >= _SERIAL_FLOPS else 1
+    parallel = threads > 1
+    _pack_operand(a, ap, parallel)
+    _pack_operand(bt, bp, parallel)
+    task_rows, task_cols, ntasks = _plan_tasks(nb, Mp, Np, nr, threads)
+    if parallel:
+        _gemm_packed_parallel(ap, bp, K, out, task_rows, task_cols, ntasks)
+    else:
+        _gemm_packed(ap, bp, K, out, task_rows, task_cols, 0, ntasks)
