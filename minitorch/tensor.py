@@ -33,6 +33,7 @@ from .dtype import (ALL_DTYPES, as_dtype, bfloat16, bool_, dtype, float16, float
                     int16, int32, int64, uint8)
 from .ops import creation, elementwise, indexing, inplace_views, linalg, views
 from .ops.registry import INPLACE, METHODS
+from .trace_mode import recorded
 from .tensor_base import Size, TensorBase, VersionCounter, strided
 
 __all__ = ["Tensor", "Size", "strided", "VersionCounter"]
@@ -51,7 +52,8 @@ def _inplace_method(fn: Callable, name: str) -> Callable:
         return elementwise.inplace(self, lambda x: fn(x, *args, **kwargs))
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"In-place version of :meth:`Tensor.{name}`."
-    return method
+    # A compiler's trace records the whole in-place call (trace_mode.recorded).
+    return recorded(method)
 
 
 def _with_declared_ops(cls: type) -> type:

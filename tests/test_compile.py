@@ -334,7 +334,8 @@ def test_factories_inside_the_function_run_again_on_replay():
 
 @pytest.mark.parametrize("body, reason", [
     (lambda x: x * 2 if x.sum().item() > 0 else x * 3, "read the values"),
-    (lambda x: x.clone().add_(1) * 2, "modified in place"),
+    (lambda x: x.clone().data * 2, "computed outside the recorded ops"),
+    (lambda x: x.clone().add_(1) * 2, None),            # in-place ops are recorded
     (lambda x: (x * 2).detach() + 1, None),
 ])
 def test_what_cannot_be_traced_runs_eagerly_and_fullgraph_says_why(body, reason):
@@ -435,3 +436,47 @@ def test_op_source_copies_one_branch_of_the_scalar_ops_switch():
     assert clamp == fusion_program.op_source("unary", scalar_ops.CLAMP) and "p0" in clamp
     for op in fusion_program.UNARY_DERIVATIVES:
         compile("def f(x, p0, p1):\n" + fusion_program.op_source("unary", op), "op", "exec")
+
+
+def test_in_place_updates_replay_batchnorm_statistics_included():
+    def make():
+        minitorch.manual_seed(0)
+        return nn.Sequential(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
+                             nn.Flatten(), nn.Linear(64, 3))
+
+    eager, model = make(), make()
+    compiled = minitorch.compile(model)
+    x = minitorch.randn(4, 2, 6, 6)
+    for _ in range(3):
+        a, b = eager(x), compiled(x)
+        a.sum().backward()
+        b.sum().backward()
+    assert "runs eagerly" not in minitorch.compiler.explain(compiled)
+    _close(b, a, 1e-5)
+    for p, q in zip(eager.parameters(), model.parameters()):
+        _close(q.grad, p.grad, 1e-4)
+    for (name, u), (_, v) in zip(eager.named_buffers(), model.named_buffers()):
+        _close(v.double(), u.double(), 1e-6)          # running statistics, batch count
+    assert model[1].num_batches_tracked.item() == 3
+
+
+def test_an_untraceable_call_still_runs_once():
+    calls = []
+
+    def f(x, stats):
+        calls.append(1)
+        stats.add_(x.sum())                  # an in-place update: must happen once per call
+        return x * 2 if x.sum().item() > -1e9 else x
+
+    compiled = minitorch.compile(f)
+    stats = minitorch.zeros(())
+    compiled(minitorch.ones(3), stats)
+    compiled(minitorch.ones(3), stats)
+    assert len(calls) == 2 and stats.item() == 6.0
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5, inplace=True))
+    cm = minitorch.compile(model)
+    minitorch.manual_seed(5)
+    out = cm(minitorch.ones(2, 4))
+    assert "captures a tensor" in minitorch.compiler.explain(cm)
+    minitorch.manual_seed(5)
+    _close(out, model(minitorch.ones(2, 4)))

@@ -159,9 +159,15 @@ class _Compiled:
             return self.fn(*args, **kwargs)
         try:
             result, graph = tracing.trace(self.fn, args, kwargs, tensors)
-        except Untraceable as e:
-            self.graphs[key] = str(e)
+        except Untraceable as e:          # nested in another trace: nothing ran yet
             return self._eager(args, kwargs, str(e))
+        if isinstance(graph, str):        # it ran (eagerly, once) but cannot be replayed
+            self.graphs[key] = graph
+            self.eager_reason = graph
+            if self.fullgraph:
+                raise Unsupported(f"minitorch.compile(fullgraph=True): cannot trace "
+                                  f"{getattr(self.fn, '__name__', 'the function')}: {graph}")
+            return result
         self.graphs[key] = fusion.fuse(graph) if self.fuse else graph
         return result
 

@@ -95,15 +95,22 @@ def _instructions(call: Call, meta: list) -> list | None:
 
 
 def _runs(graph: Graph) -> list:
-    """``(start, stop, instructions per call)`` for each run of two or more fusable calls."""
+    """``(start, stop, instructions per call)`` for each run of two or more fusable calls.
+
+    Only after the last in-place call: a fused op saves its inputs for the
+    backward, and an in-place write to one of them afterwards would make that
+    backward fail its version check where the eager ops (which save less)
+    would not.
+    """
     runs, current, shape, dtype = [], [], None, None
+    first = max([p + 1 for p, c in enumerate(graph.calls) if c.mutates], default=0)
 
     def close(end: int) -> None:
         if len(current) >= 2:
             runs.append((end - len(current), end, [ins for ins in current]))
 
     for position, call in enumerate(graph.calls):
-        ins = _instructions(call, graph.meta)
+        ins = _instructions(call, graph.meta) if position >= first else None
         if ins is not None:
             out_shape, out_dtype = graph.meta[call.outputs.index][:2]
             if current and (out_shape != shape or out_dtype is not dtype):

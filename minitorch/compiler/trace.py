@@ -74,6 +74,7 @@ class Call:
     args: tuple
     kwargs: dict
     outputs: Any
+    mutates: bool = False       # did it modify a tensor in place (``x.add_(1)``)?
 
 
 @dataclass
@@ -159,6 +160,11 @@ class Recorder:
         """``obj`` with its tensors replaced by refs (new constants for unknown old tensors)."""
         if isinstance(obj, TensorBase):
             return self._ref(obj)
+        if callable(obj) and any(isinstance(c.cell_contents, TensorBase)
+                                 for c in getattr(obj, "__closure__", None) or ()):
+            # A function argument (``lambda x: x * mask``) that holds a tensor would
+            # hold this run's tensor on every replay.
+            raise Untraceable("an op was given a function that captures a tensor")
         if type(obj) in (tuple, list) and _has_tensor(obj):
             return type(obj)(self.template(x) for x in obj)
         if type(obj) is dict and _has_tensor(obj):
@@ -205,8 +211,11 @@ class Recorder:
             out = run(*args, **kwargs)
         finally:
             self.depth -= 1
-        for k, t in enumerate(self._tensors):     # an op may modify its inputs (mark_dirty)
-            self._versions[k] = t._version_counter.value
+        for k, t in enumerate(self._tensors):     # an in-place op modifies its input
+            version = t._version_counter.value
+            if version != self._versions[k]:
+                self._versions[k] = version
+                call.mutates = True
         self._rng = _rng_state()                  # dropout's forward draws: it replays too
         call.outputs = self._define(out)
         self.calls.append(call)
@@ -225,14 +234,16 @@ class Recorder:
             self.failure = reason
 
 
-def trace(fn: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple[Any, Graph]:
+def trace(fn: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple[Any, Graph | str]:
     """Run ``fn(*args, **kwargs)`` once, recording its ops.
 
     ``inputs`` are the tensors found in the arguments, in the order the
     guards flatten them: they become values ``0 .. len(inputs)-1``.
-    Returns ``(result, graph)``: the result of this (eager) run, and the
-    trace.  Raises :class:`Untraceable` (after the run: the caller runs
-    ``fn`` again eagerly) when the run did something a trace cannot replay.
+    Returns ``(result, graph)``: the result of this run (an ordinary eager
+    run: recording changes nothing), and the trace, or a string saying why
+    the run cannot be replayed.  The result is good either way, so a
+    function that cannot be traced still runs only once (its in-place
+    updates, BatchNorm's running statistics say, happen once).
     """
     if TRACE.recorder is not None:
         raise Untraceable("a compiled function called inside another one's trace")
@@ -252,10 +263,9 @@ def trace(fn: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple[Any, G
         except Untraceable as e:
             recorder.give_up(str(e))
     if recorder.failure is not None:
-        raise Untraceable(recorder.failure)
-    graph = Graph(n_inputs=len(inputs), constants=recorder.constants,
-                  calls=recorder.calls, output=output, meta=recorder.meta)
-    return result, graph
+        return result, recorder.failure
+    return result, Graph(n_inputs=len(inputs), constants=recorder.constants,
+                         calls=recorder.calls, output=output, meta=recorder.meta)
 
 
 def _refs(template: Any) -> list:

@@ -24,6 +24,7 @@ from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_p
 from ..ops.loss import nll_loss_rows
 from ..ops.views import cat
 from ..tensor import Tensor
+from ..trace_mode import recorded   # in-place activations join a compiler's trace
 from ..dtype import bool_, int64, result_type
 from ..layout import broadcast_shapes
 from ..ops.einsum import einsum
@@ -101,8 +102,14 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 # ---------------------------------------------------------------------------
 def _maybe_inplace(input: Tensor, result_fn: Any, inplace: bool) -> Tensor:
     if inplace:
-        return elementwise_ops.inplace(input, result_fn)
+        return _inplace(input, result_fn)
     return result_fn(input)
+
+
+@recorded
+def _inplace(input: Tensor, result_fn: Any) -> Tensor:
+    """``input`` overwritten by ``result_fn(input)`` (one step of a compiler's trace)."""
+    return elementwise_ops.inplace(input, result_fn)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..layout import broadcast_shapes
 from ..tensor_base import TensorBase
+from ..trace_mode import recorded   # in-place writes join a compiler's trace
 from . import kernels
 from .creation import full_like, tensor
 from .elementwise import inplace
@@ -148,6 +149,7 @@ def basic_setitem(self: TensorBase, key: tuple, value: Any) -> None:
     inplace(target, lambda x: copy_like(value, x))
 
 
+@recorded
 def fill_(self: TensorBase, value: Any) -> TensorBase:
     """Write ``value`` (a number or a 0-d tensor) into every element of ``self``."""
     if isinstance(value, TensorBase):
@@ -158,11 +160,13 @@ def fill_(self: TensorBase, value: Any) -> TensorBase:
     return inplace(self, lambda x: full_like(x, value))
 
 
+@recorded
 def zero_(self: TensorBase) -> TensorBase:
     """Write zeros into every element of ``self``."""
     return fill_(self, 0)
 
 
+@recorded
 def copy_(self: TensorBase, src: TensorBase, non_blocking: bool = False) -> TensorBase:
     """Copy ``src``'s values into ``self`` (broadcasting, casting, differentiable)."""
     if not isinstance(src, TensorBase):

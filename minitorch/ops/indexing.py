@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor_base import TensorBase
+from ..trace_mode import recorded   # t[i] = v joins a compiler's trace
 from . import advanced_indexing
 from .basic_indexing import basic_getitem, basic_setitem, is_basic, normalize_key
 
@@ -31,6 +32,7 @@ def getitem(self: TensorBase, key: Any) -> TensorBase:
     return advanced_indexing.getitem(self, key)
 
 
+@recorded
 def setitem(self: TensorBase, key: Any, value: Any) -> None:
     """``self[key] = value``: write ``value`` (broadcast) into the selected elements."""
     normalized = normalize_key(key)

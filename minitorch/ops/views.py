@@ -20,6 +20,7 @@ from ..autograd.function import Function
 from ..layout import (contiguous_strides, expand_strides, infer_size, normalize_dim,
                       normalize_dims, numel, storage_span, view_strides)
 from ..tensor_base import Size, TensorBase
+from ..trace_mode import recorded   # detach() joins a compiler's trace
 from ..memory_format import contiguous_format, preserve_format
 from . import kernels
 from .registry import declare
@@ -626,6 +627,7 @@ def contiguous(x: TensorBase, memory_format: Any = contiguous_format) -> TensorB
     return Clone.apply(x, memory_format)
 
 
+@recorded
 def detach(x: TensorBase) -> TensorBase:
     """A new leaf that shares storage (and version counter) but has no history."""
     return TensorBase._make(x._storage, x._shape, x._stride, x._offset, x.dtype, base=x)

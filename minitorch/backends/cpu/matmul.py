@@ -164,14 +164,14 @@ _PARALLEL = dict(parallel=True, cache=True, error_model="numpy")
 def tile_cols(dtype) -> int:
     """NR, the columns of the micro-kernel's tile for ``dtype``: two SIMD
     vectors' worth (16 float32 or 8 float64 with AVX2)."""
-    return NR_BYTES // np.dtype(dtype).itemsize
+    return NR_MAX  # EXPERIMENT
 
 
 @overload(tile_cols)
 def _tile_cols_jit(dtype):
     # Inside a kernel, ``tile_cols(x.dtype)`` is worked out while Numba
     # compiles: the kernel sees a constant, so LLVM can unroll loops over it.
-    n = NR_BYTES // (dtype.dtype.bitwidth // 8)
+    n = NR_MAX  # EXPERIMENT
     return lambda dtype: n
 
 
