@@ -480,3 +480,46 @@ def test_an_untraceable_call_still_runs_once():
     assert "captures a tensor" in minitorch.compiler.explain(cm)
     minitorch.manual_seed(5)
     _close(out, model(minitorch.ones(2, 4)))
+
+
+def test_structured_inputs_and_outputs_and_the_flags_of_the_results():
+    def f(pair, scale, *, bias):
+        a, b = pair
+        return {"sum": a * scale + b, "parts": (a.exp(), b.long())}, bias + 1
+
+    compiled = minitorch.compile(f)
+    a = minitorch.randn(3, requires_grad=True)
+    b = minitorch.randn(3)
+    for _ in range(2):
+        out, bumped = compiled((a, b), 2.0, bias=5)
+    expected, _ = f((a, b), 2.0, bias=5)
+    assert bumped == 6 and set(out) == {"sum", "parts"}
+    _close(out["sum"], expected["sum"])
+    assert out["parts"][1].dtype == minitorch.int64 and not out["parts"][1].requires_grad
+    assert out["sum"].requires_grad and out["parts"][0].requires_grad
+    with minitorch.no_grad():
+        plain, _ = compiled((a, b), 2.0, bias=5)
+    assert not plain["sum"].requires_grad and plain["sum"].grad_fn is None
+
+
+def test_a_transposed_input_is_a_new_kind_of_input():
+    compiled = minitorch.compile(lambda x: (x * 2).exp() + 1)
+    x = minitorch.randn(4, 3)
+    compiled(x)
+    out = compiled(x.t().contiguous().t())            # same shape, other strides
+    assert len(compiled._minitorch_compiled.graphs) == 2
+    _close(out, (x * 2).exp() + 1)
+    assert out.stride() == ((x.t().contiguous().t() * 2).exp() + 1).stride()
+
+
+def test_an_rnn_with_its_hidden_state_compiles():
+    minitorch.manual_seed(2)
+    rnn = nn.GRU(4, 5, batch_first=True)
+    compiled = minitorch.compile(rnn)
+    x, h = minitorch.randn(2, 3, 4), minitorch.zeros(1, 2, 5)
+    for _ in range(2):
+        out, h_n = compiled(x, h)
+    expected, h_expected = rnn(x, h)
+    assert "runs eagerly" not in minitorch.compiler.explain(compiled)
+    _close(out, expected)
+    _close(h_n, h_expected)
