@@ -114,6 +114,7 @@ class Tensor(TensorBase, result_class=True):
         """Compute d(self)/d(leaf) for every leaf and add it into ``leaf.grad``."""
         engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
+    @recorded            # hooks registered inside a compiled function: on every replay
     def register_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad."""
         if not self.requires_grad:
@@ -127,6 +128,7 @@ class Tensor(TensorBase, result_class=True):
         self._hooks[handle.id] = hook
         return handle
 
+    @recorded
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on leaves)."""
         if not self.requires_grad:

@@ -36,7 +36,7 @@ from .dtype import bool_, dtype, int64
 from .layout import contiguous_strides, is_contiguous, numel
 from .memory_format import channels_last
 from .storage import TypedStorage, UntypedStorage
-from .trace_mode import STATE as TRACE, note_data_read
+from .trace_mode import STATE as TRACE, note_data_read, recorded
 from .dtype import get_default_dtype
 from .layout import normalize_dim
 
@@ -281,6 +281,7 @@ class TensorBase:
                                "gradients")
         self._requires_grad = bool(value)
 
+    @recorded            # a compiler's trace replays the flag's change
     def requires_grad_(self, requires_grad: bool = True) -> "TensorBase":
         self.requires_grad = requires_grad
         return self

@@ -523,3 +523,24 @@ def test_an_rnn_with_its_hidden_state_compiles():
     assert "runs eagerly" not in minitorch.compiler.explain(compiled)
     _close(out, expected)
     _close(h_n, h_expected)
+
+
+def test_flags_and_tensor_hooks_set_inside_the_function_are_set_on_every_replay():
+    seen = []
+
+    def f(x):
+        h = minitorch.zeros(3).requires_grad_()
+        y = (x + h) * 2
+        y.register_hook(lambda g: seen.append(g.sum().item()))
+        y.retain_grad()
+        return y, h
+
+    compiled = minitorch.compile(f)
+    x = minitorch.ones(3)
+    for call in range(3):
+        y, h = compiled(x)
+        assert h.requires_grad and h.is_leaf and y.requires_grad
+        y.sum().backward()
+        assert h.grad.tolist() == [2.0, 2.0, 2.0] and y.grad.tolist() == [1.0, 1.0, 1.0]
+    assert seen == [3.0, 3.0, 3.0]
+    assert "runs eagerly" not in minitorch.compiler.explain(compiled)
