@@ -544,3 +544,12 @@ def test_flags_and_tensor_hooks_set_inside_the_function_are_set_on_every_replay(
         assert h.grad.tolist() == [2.0, 2.0, 2.0] and y.grad.tolist() == [1.0, 1.0, 1.0]
     assert seen == [3.0, 3.0, 3.0]
     assert "runs eagerly" not in minitorch.compiler.explain(compiled)
+
+
+def test_an_error_while_tracing_is_the_eager_error_and_leaves_no_recorder_behind():
+    compiled = minitorch.compile(lambda x: x.view(7) * 2)
+    with pytest.raises(RuntimeError, match="invalid for input of size"):
+        compiled(minitorch.ones(6))
+    assert not minitorch.compiler.is_compiling()
+    _close(compiled(minitorch.ones(7)), minitorch.ones(7) * 2)
+    _close(compiled(minitorch.ones(7)), minitorch.ones(7) * 2)
