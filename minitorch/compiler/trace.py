@@ -38,7 +38,7 @@ contract; PyTorch's ``torch.compile`` replays them too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import random as mt_random
@@ -91,7 +91,7 @@ class Graph:
     calls: list
     output: Any
     meta: list
-    uses: dict = field(default_factory=dict)
+    plan: list | None = None     # the calls prepared for replay (made on the first one)
 
     def n_values(self) -> int:
         return len(self.meta)
@@ -303,14 +303,45 @@ def bind(template: Any, value: Any, env: list) -> None:
             bind(t, v, env)
 
 
+def _plan(graph: Graph) -> list:
+    """Each call as ``(run, argument slots, kwargs, output)``, made once per graph.
+
+    An argument slot is ``(True, value number)`` for a tensor and ``(False,
+    object)`` for anything else; a call whose arguments nest tensors in
+    lists (``cat([a, b])``) keeps its template (``None`` slots).  Replaying
+    the plan is a loop of list lookups: the Python a replay saves (module
+    calls, argument checks) is not spent again on rebuilding arguments.
+    """
+    plan = []
+    for call in graph.calls:
+        run = call.fn.apply if isinstance(call.fn, type) else call.fn   # Function, or factory
+        flat = type(call.args) is tuple and not any(
+            type(a) in (tuple, list, dict) and refs(a) for a in call.args)
+        slots = tuple((True, a.index) if isinstance(a, Ref) else (False, a)
+                      for a in call.args) if flat else None
+        out = call.outputs.index if isinstance(call.outputs, Ref) else call.outputs
+        plan.append((run, slots, call.args, call.kwargs if refs(call.kwargs) else None,
+                     call.kwargs, out))
+    return plan
+
+
 def replay(graph: Graph, inputs: list) -> Any:
     """Run ``graph`` on new input tensors (in the order they were numbered)."""
     env: list = [None] * graph.n_values()
     env[:len(inputs)] = inputs
     for k, t in graph.constants.items():
         env[k] = t
-    for call in graph.calls:
-        run = call.fn.apply if isinstance(call.fn, type) else call.fn   # Function, or factory
-        out = run(*fill(call.args, env), **fill(call.kwargs, env))
-        bind(call.outputs, out, env)
+    plan = graph.plan
+    if plan is None:
+        plan = graph.plan = _plan(graph)
+    for run, slots, args, kw_template, kwargs, out in plan:
+        if slots is not None:
+            args = [env[v] if is_ref else v for is_ref, v in slots]
+        else:
+            args = fill(args, env)
+        result = run(*args, **(fill(kw_template, env) if kw_template is not None else kwargs))
+        if type(out) is int:
+            env[out] = result
+        else:
+            bind(out, result, env)
     return fill(graph.output, env)
