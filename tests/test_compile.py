@@ -553,3 +553,30 @@ def test_an_error_while_tracing_is_the_eager_error_and_leaves_no_recorder_behind
     assert not minitorch.compiler.is_compiling()
     _close(compiled(minitorch.ones(7)), minitorch.ones(7) * 2)
     _close(compiled(minitorch.ones(7)), minitorch.ones(7) * 2)
+
+
+def test_relu_then_max_pool_is_rewritten_as_max_pool_then_relu_with_equal_gradients():
+    def make():
+        minitorch.manual_seed(4)
+        return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(48, 2))
+
+    eager, model = make(), make()
+    compiled = minitorch.compile(model)
+    x = minitorch.randn(5, 1, 8, 8)
+    x[0] = -1.0                                   # windows of negative numbers only
+    compiled(x)
+    out = compiled(x)
+    names = [c.fn.__name__ for c in next(iter(compiled._compiled.graphs.values())).calls]
+    assert names.index("MaxPool2d") < names.index("Relu")
+    expected = eager(x)
+    _close(out, expected)
+    out.sum().backward()
+    expected.sum().backward()
+    for p, q in zip(eager.parameters(), model.parameters()):
+        _close(q.grad, p.grad, 1e-5)
+    unchanged = minitorch.compile(lambda t: nn.functional.max_pool2d(
+        nn.functional.relu(t), 2, return_indices=True))
+    unchanged(x)                                  # the indices are read: no rewrite
+    calls = next(iter(unchanged._minitorch_compiled.graphs.values())).calls
+    assert [c.fn.__name__ for c in calls][:2] == ["Relu", "MaxPool2d"]

@@ -7,7 +7,9 @@ package, each small enough to read in one sitting:
 1. **Trace** (:mod:`.trace`).  The first call runs the function eagerly
    while a recorder writes down every op it calls, with tensors replaced by
    numbered *values*: a straight-line program, a :class:`~.trace.Graph`.
-2. **Fuse** (:mod:`.fusion`).  Runs of elementwise ops in the graph
+2. **Rewrite and fuse** (:mod:`.rewrites`, :mod:`.fusion`).  Equivalent
+   cheaper orders replace some patterns (``relu`` then ``max_pool2d``
+   becomes ``max_pool2d`` then ``relu``), and runs of elementwise ops in the graph
    (``x * w + b``, then ``tanh``) become one *program*, and the CPU backend
    writes and compiles one Numba kernel for it, and one for its derivative
    (``backends/cpu/fused.py``; :func:`generated_source` shows the code).
@@ -46,7 +48,7 @@ from ..nn import Module
 from ..ops import kernels
 from ..tensor_base import TensorBase
 from ..trace_mode import STATE as TRACE
-from . import fusion, trace as tracing
+from . import fusion, rewrites, trace as tracing
 from .trace import Untraceable
 
 __all__ = ["compile", "is_compiling", "reset", "disable", "OptimizedModule", "Unsupported",
@@ -168,7 +170,9 @@ class _Compiled:
                 raise Unsupported(f"minitorch.compile(fullgraph=True): cannot trace "
                                   f"{getattr(self.fn, '__name__', 'the function')}: {graph}")
             return result
-        self.graphs[key] = fusion.fuse(graph) if self.fuse else graph
+        if self.fuse:
+            graph = fusion.fuse(rewrites.pool_before_relu(graph))
+        self.graphs[key] = graph
         return result
 
     def _eager(self, args: tuple, kwargs: dict, reason: str) -> Any:
