@@ -351,14 +351,16 @@ LERP_HALF = 24    # reserved
 THRESHOLD_MASK = 25  # 0 where x <= 0 else y: relu backward (x is the output)
 
 
-ARITH_OPS = (ADD, SUB, MUL, DIV, RSUB, RDIV)
+ARITH_OPS = (ADD, SUB, MUL, DIV, RSUB, RDIV, THRESHOLD_MASK)
 
 
 def arith(op, x, y):
-    """The four rules of arithmetic (and their reversed forms) on floats.
+    """The four rules of arithmetic (and their reversed forms) on floats, and ReLU's backward.
 
-    A family of six, small enough that LLVM lifts the op test out of the loop
-    and vectorises each case.  IEEE semantics: x / 0 is inf or nan.
+    A family of seven, small enough that LLVM lifts the op test out of the
+    loop and vectorises each case.  (ReLU's backward runs at every training
+    step: in the long ``binary`` switch below it ran five times slower.)
+    IEEE semantics: x / 0 is inf or nan.
     """
     if op == ADD:
         return x + y
@@ -370,6 +372,13 @@ def arith(op, x, y):
         return x / y
     elif op == RSUB:
         return y - x
+    elif op == THRESHOLD_MASK:
+        # Not ``y * 0``: an inf gradient where the output was <= 0 gives 0, not NaN.
+        # ``x <= 0``, not ``not x > 0``: a NaN passes its gradient, as PyTorch's
+        # threshold_backward does.  ``x - x`` (x is a ReLU output, so 0 here) and
+        # not ``0.0``: a zero of x's own type keeps every branch of this function
+        # returning one type, which LLVM needs to vectorise them all.
+        return x - x if x <= 0 else y
     return y / x
 
 

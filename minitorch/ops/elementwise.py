@@ -452,7 +452,7 @@ def _relu_grad(y: TensorBase, g: TensorBase) -> TensorBase:
     ``g`` gives 0 there, not NaN, and a NaN output passes its gradient)."""
     if grad_mode.STATE.grad_enabled:
         return where(y <= 0, 0.0, g)          # create_graph: ops that can be differentiated
-    return kernels.arith(y, g, scalar_ops.THRESHOLD_MASK)     # one kernel, no mask tensor
+    return kernels.threshold_backward(y, g)       # one kernel, no mask tensor
 
 
 def _gelu_tanh_grad(x: TensorBase) -> TensorBase:

@@ -284,6 +284,23 @@ def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
     return cast(target, result) if target.dtype is not result else target
 
 
+def threshold_backward(y: TensorBase, g: TensorBase) -> TensorBase:
+    """ReLU's backward, ``0 where y <= 0 else g`` (PyTorch's threshold_backward at 0).
+
+    A backend may have a kernel of its own for it (the CPU's); otherwise, and
+    for operands that are not two contiguous tensors of one shape and float
+    dtype, it is the ``THRESHOLD_MASK`` op of the arithmetic family.
+    """
+    backend = y._backend
+    if (hasattr(backend, "threshold_backward") and y._shape == g._shape and y.dtype is g.dtype
+            and y.dtype.name in ("float32", "float64") and y.device == g.device
+            and y.is_contiguous() and g.is_contiguous()):
+        out = empty(y._shape, y.dtype, y.device)
+        backend.threshold_backward(flat(y), flat(g), flat(out))
+        return out
+    return arith(y, g, scalar_ops.THRESHOLD_MASK)
+
+
 def unary(x: TensorBase, op: int, out_dtype: dtype | None = None, p0: float = 0.0,
           p1: float = 0.0, out: TensorBase | None = None, *, integer: bool = False) -> TensorBase:
     """Elementwise ``f(x)``; floats run the float families, ``integer`` the int family."""

@@ -281,6 +281,15 @@ def binary_runs(op: int, family: str, a, a_offset: int, b, b_offset: int, b_step
     (_BINARY_PARALLEL if _parallel(n) else _BINARY)[family][0](op, a, b, out)
 
 
+def threshold_backward(y, g, out) -> None:
+    """ReLU's backward over flat contiguous arrays of one float dtype (elementwise.py)."""
+    n = out.shape[0]
+    if _parallel(n):
+        elementwise.threshold_backward_parallel(y, g, out)
+    else:
+        elementwise.threshold_backward(y, g, out)
+
+
 def where(cond: Operand, a: Operand, b: Operand, out: Operand) -> None:
     """``out = a if cond else b`` elementwise (all four already broadcast to out's shape)."""
     n = numel(out.shape)
