@@ -191,7 +191,7 @@ EXCLUSIONS: tuple[Exclusion, ...] = (
                   gru gru_cell lstm lstm_cell rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
                   norm_except_dim compiled_with_cxx11_abi frobenius_norm nuclear_norm
                   profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 vmap"""),
-        (r"^batch_norm_", r"autocast", r"^_?compile$", r"^export$", r"^jit", r"onnx",
+        (r"^batch_norm_", r"autocast", r"^_compile$", r"^export$", r"^jit", r"onnx",
          r"^fx_", r"^[A-Z]"),
         ("torch",),
     ),
