@@ -222,10 +222,12 @@ class Recorder:
         return out
 
     def data_read(self, t: TensorBase) -> None:
-        if self.depth or self.failure:
-            return
-        k = self._values.get(id(t))
-        if k is not None and k not in self.constants or t._storage._serial >= self._first_serial:
+        """Python is reading a tensor's values: what the function does next may depend on them.
+
+        Any tensor, a parameter too: ``if self.scale.item() > 0:`` would bake
+        today's branch into the trace, and the optimizer changes the scale.
+        """
+        if not self.depth and not self.failure:
             self.give_up("Python read the values of a tensor (.item(), .tolist(), bool(), "
                          "printing...): what follows depends on the data")
 
