@@ -385,3 +385,10 @@ def test_relu_backward_is_thresholds_backward_nan_passes_inf_is_cut(create_graph
     g, = torch.autograd.grad(torch.relu(x), x, torch.tensor([math.inf, 1.0, 3.0, 1.0]),
                              create_graph=create_graph)
     assert g.tolist() == [0.0, 0.0, 3.0, 1.0]
+
+
+@pytest.mark.parametrize("shape", [(0,), (3,)])
+def test_cosine_similarity_promotes_the_expanded_inputs(shape):
+    # PyTorch expands x1 and x2 first, then promotes: a 0-d float64 is a float64 vector.
+    got = F.cosine_similarity(torch.zeros((), dtype=torch.float64), torch.ones(shape), dim=0)
+    assert got.dtype == torch.float64 and tuple(got.shape) == ()

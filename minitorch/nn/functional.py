@@ -594,8 +594,11 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
                            f"{x1.dtype._legacy}")
     shape = broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    x1, x2 = x1.expand(*shape), x2.expand(*shape)
+    # The dtype of the *expanded* inputs, as PyTorch (expand, then result_type): a
+    # 0-d float64 with a float32 vector gives float64, not the 0-d rule's float32.
     dt = result_type(x1, x2)                          # int or bool with float: that float
-    x1, x2 = x1.expand(*shape).to(dt), x2.expand(*shape).to(dt)
+    x1, x2 = x1.to(dt), x2.to(dt)
     n1 = elementwise_ops.clamp_min(reduction_ops.norm(x1, 2, dim, keepdim=True), eps)
     n2 = elementwise_ops.clamp_min(reduction_ops.norm(x2, 2, dim, keepdim=True), eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
