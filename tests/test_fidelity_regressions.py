@@ -392,3 +392,21 @@ def test_cosine_similarity_promotes_the_expanded_inputs(shape):
     # PyTorch expands x1 and x2 first, then promotes: a 0-d float64 is a float64 vector.
     got = F.cosine_similarity(torch.zeros((), dtype=torch.float64), torch.ones(shape), dim=0)
     assert got.dtype == torch.float64 and tuple(got.shape) == ()
+
+
+def test_atan2_gradient_at_the_origin_is_zero_as_in_pytorch():
+    x = torch.tensor(0.0, requires_grad=True)
+    y = torch.tensor(0.0, requires_grad=True)
+    torch.atan2(x, y).backward()
+    assert x.grad.item() == 0.0 and y.grad.item() == 0.0
+    a = torch.tensor([1.0, 0.0], requires_grad=True)
+    torch.atan2(a, torch.tensor([1.0, 2.0])).sum().backward()
+    assert a.grad.tolist() == [0.5, 0.5]
+
+
+def test_clamp_of_an_integer_tensor_with_crossed_bounds_still_promotes_to_float():
+    # (the empty-tensor case was found by the long fuzz profile; torch: float32)
+    for x in (torch.tensor([3]), torch.zeros(0, dtype=torch.int64)):
+        got = torch.clamp(x, 0.5, -2)
+        assert got.dtype == torch.float32
+        assert got.tolist() == [-2.0] * x.numel()

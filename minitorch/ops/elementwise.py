@@ -310,14 +310,21 @@ Maximum = _binary_op("Maximum", scalar_ops.MAXIMUM, _max_grad)
 Minimum = _binary_op("Minimum", scalar_ops.MINIMUM, _min_grad)
 Fmax = _binary_op("Fmax", scalar_ops.FMAX, _max_grad)
 Fmin = _binary_op("Fmin", scalar_ops.FMIN, _min_grad)
-Atan2 = _binary_op("Atan2", scalar_ops.ATAN2,
-                   lambda a, b, g: (g * b / (a * a + b * b), g * -a / (a * a + b * b)))
+Atan2 = _binary_op("Atan2", scalar_ops.ATAN2, lambda a, b, g: _atan2_grad(a, b, g))
 Fmod = _binary_op("Fmod", scalar_ops.FMOD, lambda a, b, g: (g, -g * _trunc_div(a, b)))
 Remainder = _binary_op("Remainder", scalar_ops.REMAINDER,
                        lambda a, b, g: (g, -g * floor_divide(a, b)))
 Hypot = _binary_op("Hypot", scalar_ops.HYPOT, lambda a, b, g: (g * a / hypot(a, b), g * b / hypot(a, b)))
 Copysign = _binary_op("Copysign", scalar_ops.COPYSIGN,
                       lambda a, b, g: (_copysign_grad(a, b, g), g * 0))
+
+
+def _atan2_grad(a: Any, b: Any, g: TensorBase) -> tuple:
+    """d atan2(a, b): ``(b, -a) / (a^2 + b^2)``; 0 at the origin (PyTorch takes the
+    reciprocal of the denominator as 0 there, so no NaN flows back)."""
+    denominator = a * a + b * b
+    recip = where(denominator == 0, 0.0, 1 / denominator)
+    return g * b * recip, g * -a * recip
 
 
 def _copysign_grad(a: TensorBase, b: Any, g: TensorBase) -> TensorBase:
@@ -642,12 +649,14 @@ def clamp(input: TensorBase, min: Any = None, max: Any = None, *,  # noqa: A002
         if max is not None:
             result = Minimum.apply(result, max)
         return write_out(result, out)
+    # The result's dtype comes from the bounds as given (clamp(int_tensor, 0.5, -2)
+    # is float), before a crossed pair is resolved below.
+    float_bound = next((b for b in (min, max) if isinstance(b, float)), None)
     if min is not None and max is not None and min > max:
         min = max            # PyTorch computes min(max(x, min), max): everything becomes max
     lo = -math.inf if min is None else min
     hi = math.inf if max is None else max
     if not input.dtype.is_floating_point:
-        float_bound = next((b for b in (min, max) if isinstance(b, float)), None)
         if float_bound is not None:
             # clamp(int_tensor, 0.5) promotes like PyTorch: result is float.
             input = input.to(result_type(input, float_bound))
