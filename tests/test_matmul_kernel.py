@@ -66,8 +66,8 @@ def _check(a, b, out=None):
     return out
 
 
-# Sizes around the tiles (MR x NR = 4 x 6, or 3 x 3 without AVX-512; K
-# padded to 16; packing tiles of 16) plus 0 and 1.
+# Sizes around the tiles (MR x NR = 4 x 16, 4 x 32 with AVX-512; the
+# ragged last sliver of A or B) plus 0 and 1.
 dims = st.one_of(st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 16, 17,
                                   23, 24, 25, 31, 33, 64, 65]),
                  st.integers(0, 70))
