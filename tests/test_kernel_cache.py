@@ -98,3 +98,14 @@ def test_editing_a_body_recompiles_the_kernels_that_use_it(tmp_path, monkeypatch
     finally:
         for name in ("cachepkg.kernels", "cachepkg.body", "cachepkg"):
             sys.modules.pop(name, None)
+
+
+def test_the_locator_keeps_the_file_name_as_numba_does():
+    # Numba hands ``locator._py_file`` to warnings.warn_explicit (a kernel it cannot
+    # cache): it must be a str, not a Path (it raised TypeError instead of warning).
+    from minitorch.backends.kernel_cache import KernelSourceLocator
+    from minitorch.backends.cpu import elementwise
+    py_func = elementwise.copy_contiguous.py_func
+    locator = KernelSourceLocator.from_function(py_func, py_func.__code__.co_filename)
+    assert isinstance(locator._py_file, str)
+    assert locator.get_source_stamp()[1]

@@ -164,7 +164,9 @@ class KernelSourceLocator:
 
     def __init__(self, inner: Any, py_file: str) -> None:
         self._inner = inner
-        self._py_file = Path(py_file)
+        # A str, as in Numba's own locators: Numba passes it to warnings.warn_explicit
+        # when a kernel cannot be cached, which refuses a Path.
+        self._py_file = str(py_file)
 
     @classmethod
     def from_function(cls, py_func: Any, py_file: str) -> KernelSourceLocator | None:
@@ -190,7 +192,7 @@ class KernelSourceLocator:
         return self._inner.get_disambiguator()
 
     def get_source_stamp(self) -> tuple:
-        return (self._inner.get_source_stamp(), sources_digest(self._py_file))
+        return (self._inner.get_source_stamp(), sources_digest(Path(self._py_file)))
 
 
 def install(impl_class: Any = None) -> None:
