@@ -181,6 +181,8 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if TRACE.recorder is not None:     # a compiler tracing a function writes the call down
+            return TRACE.recorder.apply(cls, args, kwargs, _apply)
         return _apply(cls, args, kwargs)
 
 
@@ -192,18 +194,12 @@ _EDGE_POSITIONS: dict = {}
 def _apply(cls: Any, args: tuple, kwargs: dict) -> Any:
     """Run ``cls.forward`` and, if needed, record the node; see the module docstring.
 
-    Three modes change how every op is applied, each for one attribute check
+    Two modes change how every op is applied, each for one attribute check
     while it is off: autocast (``autocast_mode.py``) casts the inputs by the
-    op's precision policy, forward-mode AD (``forward_ad.py``) gives the
-    outputs tangents, and a compiler tracing a function (``trace_mode.py``)
-    writes the call down.
+    op's precision policy, and forward-mode AD (``forward_ad.py``) gives the
+    outputs tangents.  (A third, a compiler's trace (``trace_mode.py``), is
+    checked in ``Function.apply``, so that an op pays no extra call for it.)
     """
-    if TRACE.recorder is not None:
-        return TRACE.recorder.apply(cls, args, kwargs, _apply_now)
-    return _apply_now(cls, args, kwargs)
-
-
-def _apply_now(cls: Any, args: tuple, kwargs: dict) -> Any:
     if AUTOCAST.enabled:
         args = autocast_mode.cast_inputs(cls, args)
     if FORWARD_AD.enabled:

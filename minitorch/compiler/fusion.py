@@ -107,7 +107,7 @@ def _runs(graph: Graph) -> list:
 
     def close(end: int) -> None:
         if len(current) >= 2:
-            runs.append((end - len(current), end, [ins for ins in current]))
+            runs.append((end - len(current), end, list(current)))
 
     for position, call in enumerate(graph.calls):
         ins = _instructions(call, graph.meta) if position >= first else None

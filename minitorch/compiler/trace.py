@@ -270,19 +270,15 @@ def trace(fn: Callable, args: tuple, kwargs: dict, inputs: list) -> tuple[Any, G
                          calls=recorder.calls, output=output, meta=recorder.meta)
 
 
-def _refs(template: Any) -> list:
+def refs(template: Any) -> list:
+    """The refs in a template, in order."""
     if isinstance(template, Ref):
         return [template]
     if isinstance(template, (tuple, list)):
-        return [r for x in template for r in _refs(x)]
+        return [r for x in template for r in refs(x)]
     if isinstance(template, dict):
-        return [r for x in template.values() for r in _refs(x)]
+        return [r for x in template.values() for r in refs(x)]
     return []
-
-
-def refs(template: Any) -> list:
-    """The refs in a template, in order."""
-    return _refs(template)
 
 
 def fill(template: Any, env: list) -> Any:

@@ -32,7 +32,8 @@ from __future__ import annotations
 import types
 
 from ..fusion_program import ElementwiseProgram
-from ..fusion_source import backward_lines, body, file_text, load, read_inputs
+from .. import fusion_source
+from ..fusion_source import file_text
 from .elementwise import CHUNK
 
 __all__ = ["source", "kernels_for"]
@@ -60,36 +61,11 @@ def _function(name: str, params: list, before: list, body: list, size_of: str) -
 
 
 def source(program: ElementwiseProgram) -> str:
-    """The Python source of ``program``'s kernel file.
-
-    Without ``grads_for`` it holds the forward kernel; with it, the backward
-    kernel for those inputs (a separate file: one forward serves every
-    combination of inputs that need a gradient).
-    """
-    ins = [f"in{k}" for k in range(program.n_inputs)]
-    before, reads = read_inputs(program, ins)
-    if program.grads_for:
-        gouts = [f"gout{j}" for j in range(len(program.outputs))]
-        gins = [f"gin{j}" for j in range(len(program.grads_for))]
-        kernels = _function("backward", ins + gouts + gins, before,
-                            reads + body(program) + backward_lines(program), "gout0")
-        what = "backward kernel: the gradients of the inputs listed, by reverse mode"
-    else:
-        outs = [f"out{j}" for j in range(len(program.outputs))]
-        writes = [f"        out{j}[i] = v{k}" for j, k in enumerate(program.outputs)]
-        kernels = _function("forward", ins + outs, before, reads + body(program) + writes,
-                            "out0")
-        what = "forward kernel"
-    return file_text(program, what, ["from numba import njit, prange"],
-                     '@njit(inline="always")', kernels)
-
-
-_loaded: dict = {}
+    """The Python source of ``program``'s kernel file (see ``fusion_source.file_text``)."""
+    return file_text(program, _function, ["from numba import njit, prange"],
+                     '@njit(inline="always")')
 
 
 def kernels_for(program: ElementwiseProgram) -> types.ModuleType:
     """The imported module of ``program``'s kernels (written, then imported, once)."""
-    module = _loaded.get(program)
-    if module is None:
-        module = _loaded[program] = load(source(program))
-    return module
+    return fusion_source.kernels_for(program, source)

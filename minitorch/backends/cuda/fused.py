@@ -21,12 +21,14 @@ from __future__ import annotations
 import types
 
 from ..fusion_program import ElementwiseProgram
-from ..fusion_source import backward_lines, body, file_text, load, read_inputs
+from .. import fusion_source
+from ..fusion_source import file_text
 
 __all__ = ["source", "kernels_for"]
 
 
-def _kernel(name: str, params: list, before: list, loop_body: list) -> list:
+def _kernel(name: str, params: list, before: list, loop_body: list, size_of: str) -> list:
+    """A grid-stride kernel over ``n`` elements (``size_of``: the CPU's loop needs it)."""
     return [
         "@cuda.jit(cache=True)",
         f"def {name}({', '.join(params)}, n):",
@@ -39,31 +41,10 @@ def _kernel(name: str, params: list, before: list, loop_body: list) -> list:
 
 
 def source(program: ElementwiseProgram) -> str:
-    """The Python source of ``program``'s GPU kernel file (forward, or with ``grads_for``
-    the backward), as ``cpu/fused.source``."""
-    ins = [f"in{k}" for k in range(program.n_inputs)]
-    before, reads = read_inputs(program, ins)
-    if program.grads_for:
-        gouts = [f"gout{j}" for j in range(len(program.outputs))]
-        gins = [f"gin{j}" for j in range(len(program.grads_for))]
-        kernels = _kernel("backward", ins + gouts + gins, before,
-                          reads + body(program) + backward_lines(program))
-        what = "backward GPU kernel: the gradients of the inputs listed, by reverse mode"
-    else:
-        outs = [f"out{j}" for j in range(len(program.outputs))]
-        writes = [f"        out{j}[i] = v{k}" for j, k in enumerate(program.outputs)]
-        kernels = _kernel("forward", ins + outs, before, reads + body(program) + writes)
-        what = "forward GPU kernel"
-    return file_text(program, what, ["from numba import cuda"], "@cuda.jit(device=True)",
-                     kernels)
-
-
-_loaded: dict = {}
+    """The Python source of ``program``'s GPU kernel file (see ``fusion_source.file_text``)."""
+    return file_text(program, _kernel, ["from numba import cuda"], "@cuda.jit(device=True)")
 
 
 def kernels_for(program: ElementwiseProgram) -> types.ModuleType:
     """The imported module of ``program``'s GPU kernels (written, then imported, once)."""
-    module = _loaded.get(program)
-    if module is None:
-        module = _loaded[program] = load(source(program))
-    return module
+    return fusion_source.kernels_for(program, source)
