@@ -34,7 +34,7 @@ settings.register_profile("course-edition", parent=settings.get_profile("ci"),
                           phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
 
 # The course's pytest options: --task M.N (run one task's tests) and --course-report FILE.
-pytest_plugins = ["minitorch.course.grading"]
+pytest_plugins = ["minitorch.course.pytest_plugin"]
 
 from device_checks import cuda_usable  # noqa: E402  (imports minitorch: after the line above)
 
