@@ -35,14 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from .device import as_device
-from .dtype import ALL_DTYPES, dtype as dtype_cls
-from .layout import storage_span
-from .storage import UntypedStorage
-from .tensor import Tensor
-from . import cuda
-from .backends import get_backend
-from .nn.parameter import Parameter
+from ..device import as_device
+from ..dtype import ALL_DTYPES, dtype as dtype_cls
+from ..layout import storage_span
+from ..storage import UntypedStorage
+from ..tensor import Tensor
+from .. import cuda
+from ..backends import get_backend
+from ..nn.parameter import Parameter
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
 
