@@ -433,6 +433,22 @@ def bench(quick: bool, pattern: str | None, threads: int | None, cold: bool, no_
         click.echo(benchmarks.format_report(report))
 
 
+# ---------------------------------------------------------------------------
+# run: an unmodified PyTorch program on minitorch (the work is in minitorch/run.py)
+# ---------------------------------------------------------------------------
+@main.command(context_settings=dict(ignore_unknown_options=True, allow_interspersed_args=False))
+@click.argument("program", metavar="PROGRAM.py")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run(program: str, args: tuple[str, ...]) -> None:
+    """Run a PyTorch program with torch resolving to minitorch: run prog.py [ARGS...]."""
+    from . import run as runner        # loaded when the command runs, as the others
+    problem = runner.check_program(program)
+    if problem is not None:
+        click.echo(problem, err=True)
+        sys.exit(2)
+    sys.exit(runner.run_program(program, args))
+
+
 main.add_command(course)          # minitorch course tasks | build | test | grade
 
 
