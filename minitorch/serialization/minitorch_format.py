@@ -1,12 +1,13 @@
-"""Layer 11: ``save`` and ``load`` without pickle.
+"""minitorch's own file format: a zip of JSON and raw bytes, no pickle.
 
 PyTorch's ``torch.save`` pickles objects, and unpickling a file can run any
-code its author wanted.  minitorch's format holds only data, so loading an
-untrusted file can at worst raise an error:
+code its author wanted (PyTorch's ``weights_only`` mode and
+:mod:`~minitorch.serialization.torch_format` restrict what it may do).  This
+format holds only data, so reading it never involves code at all:
 
 A file is a zip archive with three kinds of members::
 
-    minitorch.json        {"format": "minitorch", "version": 1}
+    minitorch.json        {"format": "minitorch", "version": 1, "storages": [...]}
     data.json             the object tree (dicts, lists, numbers, strings, tensors)
     storages/<k>.bin      the raw bytes of storage k (little-endian)
 
@@ -16,54 +17,58 @@ storage when saved point to the same ``k`` and share one after loading, so a
 view and its base stay a view and its base.
 
 ``load`` checks the magic and version, that every dtype is known, that each
-storage's byte size matches its dtype, and that every tensor's shape, stride
-and offset stay inside its storage.  ``save`` writes to a temporary file in
-the same directory and renames it over the target, so a crash mid-write never
-leaves a half-written file where a good one was.
+storage's declared byte size matches its dtype and the manifest *before*
+reading it, and that every tensor's shape, stride and offset stay inside its
+storage.
+
+The tree encoding (:class:`TreeEncoder`, :class:`TreeDecoder`) is shared with
+:mod:`~minitorch.serialization.safetensors`, which stores a whole training
+checkpoint's non-tensor parts as this same JSON in its metadata.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
-import os
-import tempfile
 import zipfile
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..device import as_device
-from ..dtype import ALL_DTYPES, dtype as dtype_cls
-from ..layout import storage_span
+from ..dtype import dtype as dtype_cls
 from ..storage import UntypedStorage
 from ..tensor import Tensor
-from .. import cuda
-from ..backends import get_backend
-from ..nn.parameter import Parameter
+from .archive import SafeZip, write_atomically
+from .common import (DTYPES, MAX_DEPTH, SerializationError, check_count, fail, from_bytes,
+                     make_storage, make_tensor, target_device, to_bytes)
 
-__all__ = ["save", "load", "FORMAT_VERSION"]
+__all__ = ["save", "load", "FORMAT_VERSION", "TreeEncoder", "TreeDecoder", "MAX_JSON_BYTES"]
 
 FORMAT_NAME = "minitorch"
 FORMAT_VERSION = 1
-_DTYPES = {d.name: d for d in ALL_DTYPES}
-_MAX_DEPTH = 200
+MAX_JSON_BYTES = 256 << 20       # the manifest and tree: far above any real checkpoint's
 
 
 # ---------------------------------------------------------------------------
-# save
+# The object tree, as JSON
 # ---------------------------------------------------------------------------
-class _Writer:
-    def __init__(self) -> None:
-        self.storages: dict = {}       # id(UntypedStorage) -> (index, storage)
+class TreeEncoder:
+    """Turns an object (tensors, numbers, strings, dtypes, nested containers) into JSON values.
 
-    def encode(self, obj: Any, depth: int = 0) -> Any:
-        if depth > _MAX_DEPTH:
+    ``tensor(t, path)`` says what a tensor becomes; ``path`` names where it
+    sits (``"model.fc1.weight"``), for formats that name tensors.
+    """
+
+    def __init__(self, tensor: Callable[[Tensor, str], Any]) -> None:
+        self.tensor = tensor
+
+    def encode(self, obj: Any, path: str = "", depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
             raise ValueError("minitorch.save: object nesting is too deep")
         if isinstance(obj, Tensor):
-            return self._tensor(obj)
+            return self.tensor(obj, path)
         if obj is None or isinstance(obj, (bool, str)):
             return obj
         if isinstance(obj, (int, np.integer)):
@@ -74,11 +79,12 @@ class _Writer:
         if isinstance(obj, dtype_cls):
             return {"__dtype__": obj.name}
         if isinstance(obj, tuple):
-            return {"__tuple__": [self.encode(v, depth + 1) for v in obj]}
+            return {"__tuple__": [self.encode(v, _join(path, i), depth + 1)
+                                  for i, v in enumerate(obj)]}
         if isinstance(obj, list):
-            return [self.encode(v, depth + 1) for v in obj]
+            return [self.encode(v, _join(path, i), depth + 1) for i, v in enumerate(obj)]
         if isinstance(obj, dict):
-            items = [[self.encode(k, depth + 1), self.encode(v, depth + 1)]
+            items = [[self.encode(k, path, depth + 1), self.encode(v, _join(path, k), depth + 1)]
                      for k, v in obj.items()]
             kind = "ordered" if isinstance(obj, OrderedDict) else "dict"
             return {"__dict__": items, "kind": kind}
@@ -88,232 +94,190 @@ class _Writer:
                         "save tensors, numbers, strings, and dicts/lists/tuples of them "
                         "(for modules and optimizers, save their state_dict())")
 
-    def _tensor(self, t: Tensor) -> dict:
-        st = t._storage
-        entry = self.storages.get(id(st))
-        if entry is None:
-            entry = self.storages[id(st)] = (len(self.storages), st)
-        return {"__tensor__": {
-            "storage": entry[0], "dtype": t.dtype.name, "shape": list(t._shape),
-            "stride": list(t._stride), "offset": t._offset,
-            "requires_grad": bool(t._requires_grad), "parameter": bool(getattr(t, "_is_param",
-                                                                               False)),
-            "device": str(t.device)}}
+
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
 
 
-def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: Any = None,
-         _use_new_zipfile_serialization: bool = True) -> None:
-    """Save ``obj`` (tensors, numbers, strings, nested dicts/lists/tuples) to ``f``.
+class TreeDecoder:
+    """The inverse of :class:`TreeEncoder`, for untrusted JSON: anything unexpected is an error.
 
-    ``f`` is a path or a writable binary file object.
+    ``tensor(meta)`` turns a ``{"__tensor__": meta}`` node into a tensor.
     """
-    writer = _Writer()
-    tree = writer.encode(obj)
-    storages = []
-    for index, st in sorted(writer.storages.values(), key=lambda e: e[0]):
-        data = st._data if isinstance(st._data, np.ndarray) else st._data.copy_to_host()
-        storages.append((index, st.dtype.name, np.ascontiguousarray(data).astype(
-            data.dtype.newbyteorder("<"), copy=False).tobytes()))
-    manifest = {"format": FORMAT_NAME, "version": FORMAT_VERSION,
-                "storages": [{"index": i, "dtype": d, "nbytes": len(b)} for i, d, b in storages]}
 
-    def write(stream: Any) -> None:
-        with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as z:
-            z.writestr("minitorch.json", json.dumps(manifest))
-            z.writestr("data.json", json.dumps(tree, allow_nan=False))
-            for i, _, b in storages:
-                z.writestr(f"storages/{i}.bin", b)
-
-    if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".minitorch-", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as stream:
-                write(stream)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(tmp, path)       # atomic on POSIX and Windows
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-    else:
-        write(f)
-
-
-# ---------------------------------------------------------------------------
-# load
-# ---------------------------------------------------------------------------
-class _Reader:
-    def __init__(self, z: zipfile.ZipFile, manifest: dict, map_location: Any) -> None:
-        self.z = z
-        self.map_location = map_location
-        self.declared = {}
-        for s in manifest.get("storages", []):
-            if not isinstance(s, dict) or s.get("dtype") not in _DTYPES:
-                raise RuntimeError(f"minitorch.load: invalid storage entry {s!r}")
-            self.declared[int(s["index"])] = s
-        self.storages: dict = {}
-
-    def storage(self, index: int, device: str) -> UntypedStorage:
-        key = (index, device)
-        if key in self.storages:
-            return self.storages[key]
-        if index not in self.declared:
-            raise RuntimeError(f"minitorch.load: tensor refers to missing storage {index}")
-        meta = self.declared[index]
-        dt = _DTYPES[meta["dtype"]]
-        name = f"storages/{index}.bin"
-        try:
-            info = self.z.getinfo(name)
-        except KeyError:
-            raise RuntimeError(f"minitorch.load: storage {index} is missing from the file") \
-                from None
-        if info.file_size != meta["nbytes"] or info.file_size % dt.itemsize:
-            raise RuntimeError(f"minitorch.load: storage {index} has {info.file_size} bytes, "
-                               f"expected {meta['nbytes']} for dtype {dt.name}")
-        raw = self.z.read(name)
-        data = np.frombuffer(raw, dtype=dt.np.newbyteorder("<")).astype(dt.np).copy()
-        target = self._target_device(device)
-        if target.type != "cpu":
-            data = get_backend(target).from_host(data)
-        st = UntypedStorage(data, target)
-        self.storages[key] = st
-        return st
-
-    def _target_device(self, saved: str) -> Any:
-        loc = self.map_location
-        if loc is None:
-            dev = as_device(saved)
-        elif isinstance(loc, dict):
-            dev = as_device(loc.get(saved, saved))
-        elif callable(loc):
-            result = loc(None, saved)
-            dev = as_device(saved if result is None else
-                            (result if not isinstance(result, UntypedStorage) else "cpu"))
-        else:
-            dev = as_device(loc)
-        if dev.type == "cuda":
-            if not cuda.is_available():
-                raise RuntimeError(
-                    "Attempting to deserialize object on a CUDA device but "
-                    "minitorch.cuda.is_available() is False. If you are running on a CPU-only "
-                    "machine, please use minitorch.load with map_location='cpu' to map your "
-                    "storages to the CPU.")
-        return dev
+    def __init__(self, source: str, tensor: Callable[[Any], Tensor]) -> None:
+        self.source = source
+        self.tensor = tensor
 
     def decode(self, node: Any, depth: int = 0) -> Any:
-        if depth > _MAX_DEPTH:
-            raise RuntimeError("minitorch.load: object nesting is too deep")
+        src = self.source
+        if depth > MAX_DEPTH:
+            raise fail(src, "object nesting is too deep")
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
         if isinstance(node, list):
             return [self.decode(v, depth + 1) for v in node]
         if not isinstance(node, dict) or len(node) == 0:
-            raise RuntimeError(f"minitorch.load: unexpected value {node!r}")
+            raise fail(src, f"unexpected value {_short(node)} in the object tree")
         if "__tensor__" in node:
-            return self._tensor(node["__tensor__"])
+            return self.tensor(node["__tensor__"])
         if "__tuple__" in node:
-            return tuple(self.decode(v, depth + 1) for v in _list(node["__tuple__"]))
+            return tuple(self.decode(v, depth + 1) for v in self._list(node["__tuple__"]))
         if "__dict__" in node:
-            out = OrderedDict() if node.get("kind") == "ordered" else {}
-            for pair in _list(node["__dict__"]):
+            out: dict = OrderedDict() if node.get("kind") == "ordered" else {}
+            for pair in self._list(node["__dict__"]):
                 if not isinstance(pair, list) or len(pair) != 2:
-                    raise RuntimeError("minitorch.load: malformed dict entry")
+                    raise fail(src, "malformed dict entry in the object tree")
                 key = self.decode(pair[0], depth + 1)
                 try:
                     hash(key)
                 except TypeError:
-                    raise RuntimeError("minitorch.load: unhashable dict key") from None
+                    raise fail(src, "unhashable dict key in the object tree") from None
                 out[key] = self.decode(pair[1], depth + 1)
             return out
         if "__float__" in node:
             text = node["__float__"]
             if text not in ("nan", "inf", "-inf"):
-                raise RuntimeError(f"minitorch.load: bad float {text!r}")
+                raise fail(src, f"bad float {_short(text)}")
             return float(text)
         if "__dtype__" in node:
             name = node["__dtype__"]
-            if name not in _DTYPES:
-                raise RuntimeError(f"minitorch.load: unknown dtype {name!r}")
-            return _DTYPES[name]
+            if not isinstance(name, str) or name not in DTYPES:
+                raise fail(src, f"unknown dtype {_short(name)}")
+            return DTYPES[name]
         if "__device__" in node:
-            return as_device(str(node["__device__"]))
-        raise RuntimeError(f"minitorch.load: unknown object tag {list(node)[0]!r}")
+            try:
+                return as_device(str(node["__device__"]))
+            except (TypeError, ValueError, RuntimeError):
+                raise fail(src, f"bad device {_short(node['__device__'])}") from None
+        raise fail(src, f"unknown object tag {_short(list(node)[0])}")
 
-    def _tensor(self, meta: Any) -> Tensor:
-        if not isinstance(meta, dict):
-            raise RuntimeError("minitorch.load: malformed tensor entry")
-        name = meta.get("dtype")
-        if name not in _DTYPES:
-            raise RuntimeError(f"minitorch.load: unknown dtype {name!r}")
-        dt = _DTYPES[name]
-        shape, stride = _ints(meta.get("shape")), _ints(meta.get("stride"))
-        offset = meta.get("offset")
-        if (len(shape) != len(stride) or not isinstance(offset, int) or isinstance(offset, bool)
-                or offset < 0 or any(s < 0 for s in shape) or any(s < 0 for s in stride)):
-            raise RuntimeError(f"minitorch.load: invalid tensor geometry shape={shape} "
-                               f"stride={stride} offset={offset}")
-        st = self.storage(_int(meta.get("storage")), str(meta.get("device", "cpu")))
-        if st.dtype.np != dt.np:          # (a bfloat16 tensor's storage holds float32 slots)
-            raise RuntimeError(f"minitorch.load: tensor of dtype {dt.name} refers to a "
-                               f"storage of dtype {st.dtype.name}")
-        _, hi = storage_span(shape, stride, offset)
-        if hi > st._data.shape[0]:
-            raise RuntimeError(f"minitorch.load: tensor with shape {shape}, stride {stride} "
-                               f"and offset {offset} does not fit in its storage of "
-                               f"{st._data.shape[0]} elements")
-        t = Tensor._make(st, shape, stride, offset, dt)
-        if meta.get("parameter"):
-            return Parameter(t, bool(meta.get("requires_grad", True)))
-        if meta.get("requires_grad"):
-            t.requires_grad_(True)
-        return t
+    def _list(self, v: Any) -> list:
+        if not isinstance(v, list):
+            raise fail(self.source, "malformed object tree (expected a list)")
+        return v
 
 
-def _list(v: Any) -> list:
-    if not isinstance(v, list):
-        raise RuntimeError("minitorch.load: expected a list")
-    return v
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _int(v: Any) -> int:
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise RuntimeError(f"minitorch.load: expected an integer, got {v!r}")
-    return v
-
-
-def _ints(v: Any) -> tuple:
-    return tuple(_int(x) for x in _list(v))
-
-
-def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
-         weights_only: bool | None = None, mmap: Any = None, **kwargs: Any) -> Any:
-    """Load what ``save`` wrote; ``map_location`` moves tensors ('cpu', a dict, a function)."""
+def parse_json(raw: bytes, source: str, what: str) -> Any:
+    """JSON from a file: any failure (bad UTF-8, syntax, nesting too deep) is one line."""
     try:
-        z = zipfile.ZipFile(f if not isinstance(f, (str, os.PathLike)) else os.fspath(f), "r")
-    except zipfile.BadZipFile as e:
-        raise RuntimeError(f"minitorch.load: not a minitorch file, or the file is truncated or "
-                           f"corrupted ({e})") from None
-    with z:
-        try:
-            manifest = json.loads(z.read("minitorch.json"))
-            tree = json.loads(z.read("data.json"))
-        except KeyError as e:
-            raise RuntimeError(f"minitorch.load: not a minitorch file (missing {e})") from None
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
-            raise RuntimeError(f"minitorch.load: the file is truncated or corrupted ({e})") \
-                from None
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-            raise RuntimeError("minitorch.load: not a minitorch file (bad magic)")
-        version = manifest.get("version")
-        if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
-            raise RuntimeError(f"minitorch.load: unsupported format version {version!r} "
-                               f"(this minitorch reads versions 1..{FORMAT_VERSION})")
-        reader = _Reader(z, manifest, map_location)
-        try:
-            return reader.decode(tree)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-            raise RuntimeError(f"minitorch.load: the file is truncated or corrupted ({e})") \
-                from None
+        return json.loads(raw)
+    except (ValueError, RecursionError) as e:
+        raise fail(source, f"{what} is not valid JSON ({str(e)[:100]})") from None
+
+
+# ---------------------------------------------------------------------------
+# save
+# ---------------------------------------------------------------------------
+def save(obj: Any, f: Any) -> None:
+    """Write ``obj`` to ``f`` (a path, written atomically, or a writable binary file object)."""
+    storages: dict = {}       # id(UntypedStorage) -> (index, storage)
+
+    def tensor(t: Tensor, path: str) -> dict:
+        st = t._storage
+        entry = storages.get(id(st))
+        if entry is None:
+            entry = storages[id(st)] = (len(storages), st, t.dtype)
+        return {"__tensor__": {
+            "storage": entry[0], "dtype": t.dtype.name, "shape": list(t._shape),
+            "stride": list(t._stride), "offset": t._offset,
+            "requires_grad": bool(t._requires_grad),
+            "parameter": bool(getattr(t, "_is_param", False)), "device": str(t.device)}}
+
+    tree = TreeEncoder(tensor).encode(obj)
+    blobs = []
+    for index, st, dt in sorted(storages.values(), key=lambda e: e[0]):
+        data = st._data if isinstance(st._data, np.ndarray) else st._data.copy_to_host()
+        # The storage's own dtype: a bfloat16 tensor's storage holds float32 slots, saved as
+        # they are (this format predates bfloat16 files; PyTorch's and safetensors' use 2 bytes).
+        blobs.append((index, st.dtype.name, to_bytes(data, st.dtype)))
+    manifest = {"format": FORMAT_NAME, "version": FORMAT_VERSION,
+                "storages": [{"index": i, "dtype": d, "nbytes": len(b)} for i, d, b in blobs]}
+
+    def write(stream: Any) -> None:
+        with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as z:
+            z.writestr("minitorch.json", json.dumps(manifest))
+            z.writestr("data.json", json.dumps(tree, allow_nan=False))
+            for i, _, b in blobs:
+                z.writestr(f"storages/{i}.bin", b)
+
+    write_atomically(f, write)
+
+
+# ---------------------------------------------------------------------------
+# load
+# ---------------------------------------------------------------------------
+def load(archive: SafeZip, map_location: Any) -> Any:
+    """Read the object in an opened minitorch archive (see :func:`minitorch.load`)."""
+    src = archive.source
+    manifest = parse_json(archive.read("minitorch.json", limit=MAX_JSON_BYTES,
+                                       what="minitorch.json"), src, "minitorch.json")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
+        raise fail(src, "not a minitorch file (bad magic in minitorch.json)")
+    version = manifest.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or not \
+            1 <= version <= FORMAT_VERSION:
+        raise fail(src, f"unsupported format version {_short(version)} (this minitorch reads "
+                        f"versions 1..{FORMAT_VERSION})")
+    declared = _declared_storages(src, manifest.get("storages", []))
+    tree = parse_json(archive.read("data.json", limit=MAX_JSON_BYTES, what="data.json"), src,
+                      "data.json")
+    loaded: dict = {}
+
+    def storage(index: int, device: str) -> UntypedStorage:
+        key = (index, device)
+        if key not in loaded:
+            if index not in declared:
+                raise fail(src, f"a tensor refers to storage {index}, which the manifest does "
+                                "not list")
+            dt, nbytes = declared[index]
+            raw = archive.read(f"storages/{index}.bin", expected=nbytes,
+                               what=f"storage {index}")
+            loaded[key] = make_storage(from_bytes(raw, dt),
+                                       target_device(device, map_location, src))
+        return loaded[key]
+
+    def tensor(meta: Any) -> Tensor:
+        if not isinstance(meta, dict):
+            raise fail(src, "malformed tensor entry")
+        name = meta.get("dtype")
+        if not isinstance(name, str) or name not in DTYPES:
+            raise fail(src, f"a tensor has unknown dtype {_short(name)}")
+        device = meta.get("device", "cpu")
+        if not isinstance(device, str):
+            raise fail(src, f"a tensor has device {_short(device)}")
+        st = storage(check_count(src, meta.get("storage"), "a tensor's storage index"), device)
+        return make_tensor(src, st, DTYPES[name], meta.get("shape"), meta.get("stride"),
+                           meta.get("offset"), bool(meta.get("requires_grad", False)),
+                           bool(meta.get("parameter", False)))
+
+    return TreeDecoder(src, tensor).decode(tree)
+
+
+def _declared_storages(src: str, entries: Any) -> dict:
+    """``{index: (dtype, nbytes)}`` from the manifest, every field checked."""
+    if not isinstance(entries, list):
+        raise fail(src, "the manifest's storage list is malformed")
+    declared = {}
+    for s in entries:
+        if not isinstance(s, dict) or s.get("dtype") not in DTYPES:
+            raise fail(src, f"invalid storage entry {_short(s)} in the manifest")
+        index = check_count(src, s.get("index"), "a storage index")
+        nbytes = check_count(src, s.get("nbytes"), f"storage {index}'s byte count")
+        dt = DTYPES[s["dtype"]]
+        width = 2 if dt.name == "bfloat16" else dt.itemsize
+        if nbytes % width:
+            raise fail(src, f"storage {index} declares {nbytes} bytes, not a whole number of "
+                            f"{dt.name} elements")
+        if index in declared:
+            raise fail(src, f"the manifest lists storage {index} twice")
+        declared[index] = (dt, nbytes)
+    return declared
+
+
+__all__ += ["parse_json", "SerializationError"]
