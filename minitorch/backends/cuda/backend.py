@@ -226,7 +226,7 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
         return
     contiguous_kernel, strided_kernel = _UNARY[family]
     shape, (sa, so) = plan(out.shape, a.strides, out.strides)
-    extra = () if family == "int" else (float(p0), float(p1))
+    extra = (float(p0), float(p1))      # (unused by the int family, whose kernels share the map's)
     if one_run(shape, so, sa):
         _launch(contiguous_kernel, n, op, a.data, a.offset, sa[0], out.data, out.offset, n,
                 *extra)

@@ -23,9 +23,10 @@ dw, oh, ow)``.
 from numba import cuda
 
 from .bodies import index_maps
+from .launch import kernel
 
 
-@cuda.jit(cache=True)
+@kernel
 def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
     """x: (N, C, H, W) -> cols: (N, C*kh*kw, oh*ow)."""
     n, c, h, w = x.shape
@@ -44,7 +45,7 @@ def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
         cols[b, row, col] = x[b, ch, iy, ix] if iy >= 0 and ix >= 0 else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, zero):
     """cols: (N, C*kh*kw, oh*ow) summed back into x: (N, C, H, W).
 
@@ -69,7 +70,7 @@ def col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, zero):
         x[b, ch, yy, xx] = acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
     """x: (N, C, H, W) -> cols: (C*kh*kw, N*oh*ow), all samples side by side."""
     n, c, h, w = x.shape
@@ -88,7 +89,7 @@ def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
         cols[row, rest] = x[b, ch, iy, ix] if iy >= 0 and ix >= 0 else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, zero):
     """cols: (C*kh*kw, N*oh*ow) summed back into x: (N, C, H, W) (``zero``: see col2im)."""
     n, c, h, w = x.shape
@@ -110,7 +111,7 @@ def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, zero):
         x[b, ch, yy, xx] = acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx):
     """Max over each window, one thread per output; ``idx`` = flat index ``y*W + x`` of the winner.
 
@@ -126,7 +127,7 @@ def max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx):
             x, b, ch, y, xo, kh, kw, sh, sw, ph, pw, dh, dw)
 
 
-@cuda.jit(cache=True)
+@kernel
 def max_pool2d_backward(grad, idx, out):
     """Add each output gradient to its window's winner (``out`` is zeroed first).
 

@@ -16,8 +16,8 @@ Each family has two kernels, as on the CPU:
 
 * a **contiguous** kernel: every operand is a run of memory starting at a
   position (``a0``), read with step ``sa`` = 1, or 0 for one value repeated
-  (a broadcast scalar).  ``out[o0 + i] = f(a[a0 + i * sa])``: neighbouring
-  threads read neighbouring addresses, which the hardware coalesces;
+  (a broadcast scalar).  Neighbouring threads read neighbouring
+  addresses, which the hardware coalesces;
 * a **strided** kernel: thread ``i`` turns its flat index into a multi-index
   with ``%`` and ``//`` (last dimension first) and each operand's position
   from its strides (``index_maps.positions2``/``3``/``4``).  A CPU thread moves like
@@ -30,34 +30,38 @@ of dimensions, and the backend merges dimensions first (``coalesce``), so
 there are few.
 """
 
+from types import FunctionType, ModuleType
+from typing import Any
+
 from numba import cuda
 
 from .bodies import index_maps, scalar_ops
+from .launch import device_function, kernel, seed_warning_registry
 
 
 # ---------------------------------------------------------------------------
 # Copy (with cast) and fill.
 # ---------------------------------------------------------------------------
-@cuda.jit(cache=True)
+@kernel
 def copy_contiguous(a, a0, sa, out, o0, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         out[o0 + i] = a[a0 + i * sa]
 
 
-@cuda.jit(cache=True)
+@kernel
 def copy_strided(a, a0, a_st, out, o0, o_st, shape, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         pa, po = index_maps.positions2(i, shape, a_st, a0, o_st, o0)
         out[po] = a[pa]
 
 
-@cuda.jit(cache=True)
+@kernel
 def fill_contiguous(out, o0, n, value):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         out[o0 + i] = value
 
 
-@cuda.jit(cache=True)
+@kernel
 def fill_strided(out, o0, o_st, shape, n, value):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         po, _ = index_maps.positions2(i, shape, o_st, o0, o_st, o0)
@@ -65,65 +69,117 @@ def fill_strided(out, o0, o_st, shape, n, value):
 
 
 # ---------------------------------------------------------------------------
-# Map: out = f(a).  One pair of kernels per family.
+# Map and zip: the course's tasks 6.1-6.4, and the kernels derived from them.
+#
+# The families of one shape differ only in the scalar function they call
+# (``unary`` or ``unary_fast``; ``arith``, ``binary``, ``binary_int`` or
+# ``compare``).  So each shape is written once, as a task, and the other
+# families' kernels are *derived* from it (:func:`derive`): the same code
+# object, compiled with a ``scalar_ops`` in which the task's function name
+# means another family's function.  A student's kernel therefore runs every
+# family on the GPU, and there is no twin kernel to copy from.
 # ---------------------------------------------------------------------------
-@cuda.jit(cache=True)
-def unary_fast_contiguous(op, a, a0, sa, out, o0, n, p0, p1):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = scalar_ops.unary_fast(op, a[a0 + i * sa], p0, p1)
-
-
-@cuda.jit(cache=True)
-def unary_fast_strided(op, a, a0, a_st, out, o0, o_st, shape, n, p0, p1):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, po = index_maps.positions2(i, shape, a_st, a0, o_st, o0)
-        out[po] = scalar_ops.unary_fast(op, a[pa], p0, p1)
-
-
-@cuda.jit(cache=True)
+@kernel
 def unary_contiguous(op, a, a0, sa, out, o0, n, p0, p1):
-    # Task 6.1: map on the GPU: each thread takes elements i, i + gridsize, ... (grid-stride).
+    """Map on the GPU, over runs of memory: ``out[o0 + i] = unary(op, a[a0 + i * sa], p0, p1)``.
+
+    Args:
+        op: the op code of the ``scalar_ops.unary`` family (``EXP``, ...).
+        a: the input buffer (1-D device array); ``a0`` its first position;
+            ``sa`` its step: 1 for a run of memory, 0 for one value repeated.
+        out: the output buffer (1-D); ``o0`` its first position.
+        n: how many elements to compute (``out[o0]`` .. ``out[o0 + n - 1]``).
+        p0, p1: the op's parameters (``scalar_ops.unary(op, x, p0, p1)``).
+
+    Launched as ``unary_contiguous[blocks, threads](...)`` with any number of
+    threads, more or fewer than ``n``: every element is computed exactly once,
+    and nothing outside ``out[o0:o0 + n]`` is written.
+
+    Example: with ``a = [0., 1.]``, ``unary_contiguous[1, 1](EXP, a, 0, 1, out, 0, 2,
+    0., 0.)`` leaves ``out = [1., e]``.
+    """
+    # Task 6.1: map on the GPU: every element of the output run is computed by one of
+    # the launch's threads, whatever the number of blocks and threads (grid-stride).
     ### BEGIN SOLUTION
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         out[o0 + i] = scalar_ops.unary(op, a[a0 + i * sa], p0, p1)
     ### END SOLUTION
 
 
-@cuda.jit(cache=True)
+@kernel
 def unary_strided(op, a, a0, a_st, out, o0, o_st, shape, n, p0, p1):
+    """Map on the GPU, any strides: ``out[index] = unary(op, a[index], p0, p1)``.
+
+    Args:
+        op, p0, p1: as for :func:`unary_contiguous`.
+        a: the input buffer (1-D); ``a0`` the position of its element 0;
+            ``a_st`` its strides (a tuple, one per dimension of ``shape``;
+            0 along a broadcast dimension).
+        out: the output buffer (1-D); ``o0`` and ``o_st`` as for ``a``.
+        shape: the output's shape (a tuple); ``n`` its number of elements.
+
+    Every element of ``shape`` is computed exactly once, by some thread, for
+    any launch size; element number ``i`` in row-major order is the one whose
+    multi-index is ``i`` written in the "digits" of ``shape``.
+
+    Example: ``a = [0., 1., 2., 3.]`` read as the transpose of a 2x2 matrix
+    (``a_st = (1, 2)``), ``shape = (2, 2)``, ``o_st = (2, 1)`` and op NEG give
+    ``out = [-0., -2., -1., -3.]``.
+    """
+    # Task 6.4: strided map on the GPU: each thread finds the positions of its elements in
+    # a and out from their flat (row-major) numbers, shape and strides.
+    ### BEGIN SOLUTION
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         pa, po = index_maps.positions2(i, shape, a_st, a0, o_st, o0)
         out[po] = scalar_ops.unary(op, a[pa], p0, p1)
+    ### END SOLUTION
 
 
-@cuda.jit(cache=True)
-def unary_int_contiguous(op, a, a0, sa, out, o0, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = scalar_ops.unary_int(op, a[a0 + i * sa])
-
-
-@cuda.jit(cache=True)
-def unary_int_strided(op, a, a0, a_st, out, o0, o_st, shape, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, po = index_maps.positions2(i, shape, a_st, a0, o_st, o0)
-        out[po] = scalar_ops.unary_int(op, a[pa])
-
-
-# ---------------------------------------------------------------------------
-# Zip: out = f(a, b).  ``sa``/``sb`` are 1 for a run, 0 for a repeated value.
-# ---------------------------------------------------------------------------
-@cuda.jit(cache=True)
+@kernel
 def arith_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
-    # Task 6.2: zip on the GPU: out[o0 + i] = arith(op, a[a0 + i * sa], b[b0 + i * sb]).
+    """Zip on the GPU, over runs of memory: ``out[o0 + i] = arith(op, a[.], b[.])``.
+
+    Args:
+        op: the op code of the ``scalar_ops.arith`` family (``ADD``, ``MUL``, ...).
+        a, b: the input buffers (1-D); ``a0``/``b0`` their first positions;
+            ``sa``/``sb`` their steps: 1 for a run, 0 for one value repeated.
+        out: the output buffer (1-D); ``o0`` its first position.
+        n: how many elements to compute.
+
+    Every ``out[o0 + i]``, ``0 <= i < n``, is computed exactly once, from the
+    ``i``-th element of each input's run, for any launch size; nothing else
+    is written.
+
+    Example: ``a = [1., 2., 3.]``, ``b = [10.]`` with ``sb = 0`` and op ADD give
+    ``out = [11., 12., 13.]``.
+    """
+    # Task 6.2: zip on the GPU: out's run of n elements from a's and b's runs (a step of 0
+    # repeats one value), every element by one thread, for any launch size.
     ### BEGIN SOLUTION
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         out[o0 + i] = scalar_ops.arith(op, a[a0 + i * sa], b[b0 + i * sb])
     ### END SOLUTION
 
 
-@cuda.jit(cache=True)
+@kernel
 def arith_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
-    # Task 6.3: strided zip on the GPU: each thread computes its positions from its flat index.
+    """Zip on the GPU, any strides: ``out[index] = arith(op, a[index], b[index])``.
+
+    Args:
+        op: as for :func:`arith_contiguous`.
+        a, b, out: the buffers (1-D); ``a0``, ``b0``, ``o0`` the positions of
+            their element 0; ``a_st``, ``b_st``, ``o_st`` their strides (tuples,
+            one per dimension of ``shape``; 0 along a broadcast dimension).
+        shape: the output's shape (a tuple); ``n`` its number of elements.
+
+    Every element of ``shape`` is computed exactly once, for any launch size.
+
+    Example: ``a = [0., 1., 2., 3., 4., 5.]`` read as a 3x2 transpose
+    (``a_st = (1, 3)``) plus the row ``b = [100., 200.]`` broadcast down
+    (``b_st = (0, 1)``), ``shape = (3, 2)``: ``out = [100., 203., 101., 204., 102., 205.]``.
+    """
+    # Task 6.3: strided zip on the GPU: each thread finds the positions of its elements in
+    # a, b and out from their flat (row-major) numbers, shape and strides.
     ### BEGIN SOLUTION
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         pa, pb, po = index_maps.positions3(i, shape, a_st, a0, b_st, b0, o_st, o0)
@@ -131,55 +187,61 @@ def arith_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
     ### END SOLUTION
 
 
-@cuda.jit(cache=True)
-def binary_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = scalar_ops.binary(op, a[a0 + i * sa], b[b0 + i * sb])
+def _unary_int(op, x, p0, p1):
+    """``scalar_ops.unary_int`` with the map kernels' signature (the parameters unused)."""
+    return scalar_ops.unary_int(op, x)
 
 
-@cuda.jit(cache=True)
-def binary_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, pb, po = index_maps.positions3(i, shape, a_st, a0, b_st, b0, o_st, o0)
-        out[po] = scalar_ops.binary(op, a[pa], b[pb])
+def derive(task_kernel: Any, name: str, **means: Any) -> Any:
+    """The kernel ``name``: ``task_kernel``'s own code, in which ``scalar_ops.<key>`` means
+    ``means[key]`` (another family's scalar function).
+
+    ``derive(arith_contiguous, "binary_contiguous", arith=scalar_ops.binary)`` is the zip
+    kernel of the ``binary`` family: the task's loop, with ``binary`` for each element.
+    The code object is the task's (so it is whatever the student wrote, stub included);
+    only the globals it is compiled with differ, as in
+    :func:`minitorch.backends.shared_bodies.compile_module`.
+    """
+    fn = task_kernel.py_func
+    ops = ModuleType(scalar_ops.__name__, scalar_ops.__doc__)
+    ops.__dict__.update(vars(scalar_ops))
+    ops.__dict__.update(means)
+    namespace = dict(fn.__globals__, scalar_ops=ops)
+    seed_warning_registry(namespace)
+    twin = FunctionType(fn.__code__, namespace, name, fn.__defaults__, fn.__closure__)
+    twin.__qualname__ = name
+    twin.__doc__ = f"``{task_kernel.py_func.__name__}`` with {', '.join(means)} replaced " \
+                   "(see :func:`derive`)."
+    return kernel(twin)
 
 
-@cuda.jit(cache=True)
-def binary_int_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = scalar_ops.binary_int(op, a[a0 + i * sa], b[b0 + i * sb])
+unary_fast_contiguous = derive(unary_contiguous, "unary_fast_contiguous",
+                               unary=scalar_ops.unary_fast)
+unary_fast_strided = derive(unary_strided, "unary_fast_strided", unary=scalar_ops.unary_fast)
+# The int family takes no parameters: the backend passes p0 = p1 = 0.
+unary_int_contiguous = derive(unary_contiguous, "unary_int_contiguous",
+                              unary=device_function(_unary_int))
+unary_int_strided = derive(unary_strided, "unary_int_strided", unary=device_function(_unary_int))
 
-
-@cuda.jit(cache=True)
-def binary_int_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, pb, po = index_maps.positions3(i, shape, a_st, a0, b_st, b0, o_st, o0)
-        out[po] = scalar_ops.binary_int(op, a[pa], b[pb])
-
-
-@cuda.jit(cache=True)
-def compare_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = scalar_ops.compare(op, a[a0 + i * sa], b[b0 + i * sb])
-
-
-@cuda.jit(cache=True)
-def compare_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, pb, po = index_maps.positions3(i, shape, a_st, a0, b_st, b0, o_st, o0)
-        out[po] = scalar_ops.compare(op, a[pa], b[pb])
+binary_contiguous = derive(arith_contiguous, "binary_contiguous", arith=scalar_ops.binary)
+binary_strided = derive(arith_strided, "binary_strided", arith=scalar_ops.binary)
+binary_int_contiguous = derive(arith_contiguous, "binary_int_contiguous",
+                               arith=scalar_ops.binary_int)
+binary_int_strided = derive(arith_strided, "binary_int_strided", arith=scalar_ops.binary_int)
+compare_contiguous = derive(arith_contiguous, "compare_contiguous", arith=scalar_ops.compare)
+compare_strided = derive(arith_strided, "compare_strided", arith=scalar_ops.compare)
 
 
 # ---------------------------------------------------------------------------
 # where: out = a if cond else b.
 # ---------------------------------------------------------------------------
-@cuda.jit(cache=True)
+@kernel
 def where_contiguous(c, c0, sc, a, a0, sa, b, b0, sb, out, o0, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         out[o0 + i] = a[a0 + i * sa] if c[c0 + i * sc] else b[b0 + i * sb]
 
 
-@cuda.jit(cache=True)
+@kernel
 def where_strided(c, c0, c_st, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         pc, pa, pb, po = index_maps.positions4(i, shape, c_st, c0, a_st, a0, b_st, b0, o_st, o0)

@@ -34,7 +34,7 @@ chunk write its own part of the output.
 from numba import cuda
 
 from .bodies import index_maps
-from .launch import SIMULATOR
+from .launch import SIMULATOR, kernel
 
 #: Elements per thread in the two-pass mask kernels.
 CHUNK = 4 if SIMULATOR else 64
@@ -43,7 +43,7 @@ CHUNK = 4 if SIMULATOR else 64
 # ---------------------------------------------------------------------------
 # Index validation and preparation
 # ---------------------------------------------------------------------------
-@cuda.jit(cache=True)
+@kernel
 def bounds_partial(idx, n, los, his):
     """Thread ``t`` writes the min and max of ``idx[t], idx[t + T], ...`` (``T`` = len(los))."""
     t = cuda.grid(1)
@@ -51,7 +51,7 @@ def bounds_partial(idx, n, los, his):
         los[t], his[t] = index_maps.min_max(idx, t, n, los.shape[0])
 
 
-@cuda.jit(cache=True)
+@kernel
 def add_index_offsets(acc, idx, size, stride):
     """``acc += wrap(idx) * stride`` with ``wrap(i) = i + size`` for negative ``i``."""
     for i in range(cuda.grid(1), acc.shape[0], cuda.gridsize(1)):
@@ -61,7 +61,7 @@ def add_index_offsets(acc, idx, size, stride):
 # ---------------------------------------------------------------------------
 # Gather
 # ---------------------------------------------------------------------------
-@cuda.jit(cache=True)
+@kernel
 def gather_strided(src, s0, s_st, idx, i0, i_st, mult, out, o0, o_st, shape, n):
     """The general gather: any shape and strides; one thread per output element."""
     for e in range(cuda.grid(1), n, cuda.gridsize(1)):
@@ -69,7 +69,7 @@ def gather_strided(src, s0, s_st, idx, i0, i_st, mult, out, o0, o_st, shape, n):
         out[po] = src[ps + idx[pi] * mult]
 
 
-@cuda.jit(cache=True)
+@kernel
 def gather_rows(src, s0, s_outer, mult, idx, out, outer, k, inner):
     """Contiguous fast path of ``index_select``/``embedding``: whole rows.
 
@@ -89,7 +89,7 @@ def gather_rows(src, s0, s_outer, mult, idx, out, outer, k, inner):
 # ---------------------------------------------------------------------------
 # Scatter
 # ---------------------------------------------------------------------------
-@cuda.jit(cache=True)
+@kernel
 def scatter_add_atomic(tgt, t0, t_st, idx, i0, i_st, mult, src, s0, s_st, shape, n):
     """``tgt[pos(p) + idx[p] * mult] += src[p]`` with atomic adds, one thread per ``p``."""
     for e in range(cuda.grid(1), n, cuda.gridsize(1)):
@@ -97,7 +97,7 @@ def scatter_add_atomic(tgt, t0, t_st, idx, i0, i_st, mult, src, s0, s_st, shape,
         cuda.atomic.add(tgt, pt + idx[pi] * mult, src[ps])
 
 
-@cuda.jit(cache=True)
+@kernel
 def scatter_owner(op, tgt, t0, t_st, idx, i0, i_st, mult, src, s0, s_st, shape, lines,
                   lo_val, span, nbuckets):
     """Owner-computes scatter (``set``/``multiply``); the *last* dim of ``shape`` is indexed.
@@ -124,28 +124,28 @@ def scatter_owner(op, tgt, t0, t_st, idx, i0, i_st, mult, src, s0, s_st, shape, 
 # ---------------------------------------------------------------------------
 # Masks: count per chunk, prefix sum on the host, then fill
 # ---------------------------------------------------------------------------
-@cuda.jit(cache=True)
+@kernel
 def chunk_counts(mask, n, counts):
     """``counts[c]`` = number of true elements in chunk ``c`` of ``mask``."""
     for c in range(cuda.grid(1), counts.shape[0], cuda.gridsize(1)):
         counts[c] = index_maps.count_true(mask, c * CHUNK, min(n, (c + 1) * CHUNK))
 
 
-@cuda.jit(cache=True)
+@kernel
 def masked_compact(src, mask, n, starts, out):
     """``out = src[mask]``: chunk ``c`` writes from ``starts[c]``."""
     for c in range(cuda.grid(1), starts.shape[0] - 1, cuda.gridsize(1)):
         index_maps.compact(src, mask, c * CHUNK, min(n, (c + 1) * CHUNK), out, starts[c])
 
 
-@cuda.jit(cache=True)
+@kernel
 def masked_spread(tgt, mask, n, starts, source):
     """``tgt[mask] = source[:count]``, the inverse of :func:`masked_compact`."""
     for c in range(cuda.grid(1), starts.shape[0] - 1, cuda.gridsize(1)):
         index_maps.spread(tgt, mask, c * CHUNK, min(n, (c + 1) * CHUNK), source, starts[c])
 
 
-@cuda.jit(cache=True)
+@kernel
 def masked_fill(tgt, mask, value):
     """``tgt[i] = value`` wherever ``mask[i]`` (flat arrays of one length)."""
     for i in range(cuda.grid(1), tgt.shape[0], cuda.gridsize(1)):
@@ -153,7 +153,7 @@ def masked_fill(tgt, mask, value):
             tgt[i] = value
 
 
-@cuda.jit(cache=True)
+@kernel
 def nonzero_coords(mask, n, shape, starts, out):
     """Row ``r`` of ``out`` (count, ndim) = the multi-index of the ``r``-th true element."""
     for c in range(cuda.grid(1), starts.shape[0] - 1, cuda.gridsize(1)):

@@ -30,6 +30,7 @@ The tile sizes of the shared-memory kernels shrink the same way (see
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import traceback
@@ -52,14 +53,45 @@ def grid(n: int, threads: int = THREADS) -> tuple:
     return min(MAX_BLOCKS, -(-n // threads)), threads
 
 
+def course_checks() -> bool:
+    """True when ``MINITORCH_COURSE_CHECKS=1``: the course's test runs set it.
+
+    A compiled CUDA kernel raises an exception only when it was compiled with
+    ``debug=True``; otherwise a ``raise`` inside a kernel is silently dropped
+    on real hardware (the simulator, which runs the kernel as Python, always
+    raises).  A student's stub (``raise NotImplementedError("Task 6.1: ...")``)
+    would then "pass" on a GPU by writing nothing.  So under the course checks
+    every kernel and device function is compiled with ``debug=True,
+    opt=False`` (Numba needs ``opt=False`` with ``debug``), and not cached:
+    Numba's cache key does not include the debug flag, so a cached optimised
+    kernel could otherwise be loaded in its place.
+    """
+    return os.environ.get("MINITORCH_COURSE_CHECKS", "") == "1"
+
+
+def kernel(fn: Callable) -> Any:
+    """Compile ``fn`` as a CUDA kernel: ``cuda.jit(cache=True)``.
+
+    Every kernel of ``backends/cuda`` is compiled by this one decorator, so
+    the course's debug build (:func:`course_checks`) is decided in one place.
+    """
+    if course_checks():
+        return cuda.jit(debug=True, opt=False)(fn)
+    return cuda.jit(cache=True)(fn)
+
+
 def device_function(fn: Callable) -> Any:
     """Compile a plain Python function for the GPU: ``cuda.jit(device=True)``.
 
     A *device function* is called by kernels, not launched; the CUDA
     compiler inlines it.  ``cuda/bodies.py`` compiles the shared kernel
-    bodies with it (see :mod:`minitorch.backends.shared_bodies`).
+    bodies with it (see :mod:`minitorch.backends.shared_bodies`).  Under the
+    course checks it is compiled with ``debug=True`` as the kernels are, so
+    that a ``raise`` inside it reaches the caller (:func:`course_checks`).
     """
     seed_warning_registry(fn.__globals__)
+    if course_checks():
+        return cuda.jit(device=True, debug=True, opt=False)(fn)
     return cuda.jit(device=True)(fn)
 
 

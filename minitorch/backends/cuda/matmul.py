@@ -36,7 +36,7 @@ and a tiny one for the simulator (where every thread is a Python thread).
 
 from numba import cuda
 
-from .launch import SIMULATOR
+from .launch import SIMULATOR, kernel
 
 if SIMULATOR:
     BM, BN, BK, TM, TN = 16, 16, 16, 8, 8
@@ -50,7 +50,7 @@ _TX = BN // TN          # thread columns
 _PAD = BM + 1           # row length of the transposed A tile (one word of padding)
 
 
-@cuda.jit(cache=True)
+@kernel
 def matmul_tiled(a, a0, a_st, b, b0, b_st, out, m, n, k):
     """``out[z, i, j] = sum_p a[z, i, p] * b[z, p, j]``; one block per output tile.
 
@@ -122,3 +122,52 @@ def matmul_tiled(a, a0, a_st, b, b0, b_st, out, m, n, k):
 def blocks(batch: int, m: int, n: int) -> int:
     """How many blocks :func:`matmul_tiled` needs: one per output tile."""
     return batch * ((m + BM - 1) // BM) * ((n + BN - 1) // BN)
+
+
+#: The tile of :func:`matmul_shared`: its blocks are ``TILE x TILE`` threads.
+TILE = 4 if SIMULATOR else 16
+
+
+@kernel
+def matmul_shared(a, b, out):
+    """``out = a @ b`` for 2-D arrays, one output element per thread, tiles in shared memory.
+
+    The textbook tiled product, kept here as the course's task 6.6 (the
+    backend uses :func:`matmul_tiled`, which adds a register tile per thread,
+    batches and strides).
+
+    Args:
+        a: an ``(m, k)`` array; b: a ``(k, n)`` array (any m, n, k >= 1).
+        out: the ``(m, n)`` result.
+
+    Launch with blocks of ``(TILE, TILE)`` threads and a 2-D grid of
+    ``(ceil(n / TILE), ceil(m / TILE))`` blocks: thread ``(x, y)`` of block
+    ``(bx, by)`` owns ``out[by * TILE + y, bx * TILE + x]``.  The block walks
+    along k one ``TILE``-wide step at a time: its threads load one tile of
+    ``a`` and one of ``b`` into ``sa`` and ``sb`` (shared memory), together,
+    then each uses the tiles for its own element.  Every number of a tile is
+    read from global memory once per block, not once per thread.
+
+    Example: ``a = [[1., 2.]]``, ``b = [[3.], [4.]]`` and one block give ``out = [[11.]]``.
+    """
+    sa = cuda.shared.array((TILE, TILE), a.dtype)
+    sb = cuda.shared.array((TILE, TILE), b.dtype)
+    # Task 6.6: tiled matmul: each thread computes its own element of out from tiles of a
+    # and b that its block loads into shared memory together (zeros past the edges).
+    ### BEGIN SOLUTION
+    ty, tx = cuda.threadIdx.y, cuda.threadIdx.x
+    i = cuda.blockIdx.y * TILE + ty
+    j = cuda.blockIdx.x * TILE + tx
+    m, k = a.shape
+    n = b.shape[1]
+    acc = 0.0
+    for p0 in range(0, k, TILE):
+        sa[ty, tx] = a[i, p0 + tx] if i < m and p0 + tx < k else 0
+        sb[ty, tx] = b[p0 + ty, j] if p0 + ty < k and j < n else 0
+        cuda.syncthreads()
+        for p in range(TILE):
+            acc += sa[ty, p] * sb[p, tx]
+        cuda.syncthreads()          # before the next step overwrites the tiles
+    if i < m and j < n:
+        out[i, j] = acc
+    ### END SOLUTION

@@ -14,13 +14,14 @@ so results can differ from the CPU's in the last bit.
 from numba import cuda
 
 from .bodies import optimizer_rules as rules
+from .launch import kernel
 
 
 # Each thread loads one weight's values, applies the rule, and stores what
 # it returns.  A state the settings do not use is the parameter array itself,
 # passed in its place: it is read (harmlessly) but never written.  (The CPU
 # kernels also avoid the read, for LLVM's vectoriser; a GPU has none.)
-@cuda.jit(cache=True)
+@kernel
 def sgd(param, grad, momentum_buffer, hyper):
     for i in range(cuda.grid(1), param.shape[0], cuda.gridsize(1)):
         buf, param[i] = rules.sgd_step(param[i], grad[i], momentum_buffer[i], hyper)
@@ -28,7 +29,7 @@ def sgd(param, grad, momentum_buffer, hyper):
             momentum_buffer[i] = buf
 
 
-@cuda.jit(cache=True)
+@kernel
 def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, hyper):
     step_size, sqrt_bias2 = rules.adam_scales(hyper)
     for i in range(cuda.grid(1), param.shape[0], cuda.gridsize(1)):
@@ -39,7 +40,7 @@ def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, hyper):
             max_exp_avg_sq[i] = vmax
 
 
-@cuda.jit(cache=True)
+@kernel
 def rmsprop(param, grad, square_avg, grad_avg, momentum_buffer, hyper):
     for i in range(cuda.grid(1), param.shape[0], cuda.gridsize(1)):
         square_avg[i], mean, buf, param[i] = rules.rmsprop_step(
@@ -50,7 +51,7 @@ def rmsprop(param, grad, square_avg, grad_avg, momentum_buffer, hyper):
             momentum_buffer[i] = buf
 
 
-@cuda.jit(cache=True)
+@kernel
 def adagrad(param, grad, state_sum, hyper):
     rate = rules.adagrad_rate(hyper)
     for i in range(cuda.grid(1), param.shape[0], cuda.gridsize(1)):

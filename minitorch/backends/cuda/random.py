@@ -13,9 +13,10 @@ import numpy as np
 from numba import cuda
 
 from .bodies import rng
+from .launch import kernel
 
 
-@cuda.jit(cache=True)
+@kernel
 def fill_uniform(out, seed, offset, low, high):
     """``out[i] = low + (high - low) * u_i``; counter ``offset + i`` (``rng.uniform_value``)."""
     lo = np.float64(low)
@@ -25,7 +26,7 @@ def fill_uniform(out, seed, offset, low, high):
         out[i] = rng.uniform_value(seed, offset, i, lo, width, use_24_bits)
 
 
-@cuda.jit(cache=True)
+@kernel
 def fill_normal(out, seed, offset, mean, std):
     """Box-Muller, one thread per pair; pair ``j`` uses counters ``offset + 2j`` and ``+ 2j + 1``."""
     n = out.shape[0]
@@ -39,7 +40,7 @@ def fill_normal(out, seed, offset, mean, std):
             out[i + 1] = mu + sigma * z1
 
 
-@cuda.jit(cache=True)
+@kernel
 def fill_randint(out, seed, offset, low, high):
     """``out[i]`` uniform in ``[low, high)`` (int64), exactly unbiased."""
     lo = np.uint64(np.int64(low))
@@ -48,14 +49,14 @@ def fill_randint(out, seed, offset, low, high):
         out[i] = rng.randint_value(seed, offset, i, lo, span)
 
 
-@cuda.jit(cache=True)
+@kernel
 def fill_bernoulli(out, probs, seed, offset):
     """``out[i] = u_i < probs[i]``."""
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
         out[i] = rng.bernoulli_value(seed, offset, i, probs[i])
 
 
-@cuda.jit(cache=True)
+@kernel
 def fill_bernoulli_scalar(out, p, seed, offset):
     """``out[i] = u_i < p``."""
     prob = np.float64(p)
@@ -63,14 +64,14 @@ def fill_bernoulli_scalar(out, p, seed, offset):
         out[i] = rng.bernoulli_value(seed, offset, i, prob)
 
 
-@cuda.jit(cache=True)
+@kernel
 def randperm(out, seed, offset):
     """Fisher-Yates (``rng.shuffle``) on one thread."""
     if cuda.grid(1) == 0:
         rng.shuffle(out, seed, offset)
 
 
-@cuda.jit(cache=True)
+@kernel
 def multinomial(probs, num_samples, replacement, out, seed, offset, scratch, order, order_tmp):
     """One thread per row; the draws of the CPU (``rng.multinomial_row``).
 

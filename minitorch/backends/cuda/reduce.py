@@ -26,9 +26,13 @@ from numba import cuda
 
 from ..reduce_ops import ARGMAX, ARGMIN, MAX, MIN
 from .bodies import index_maps, reduce_ops, rows
+from .launch import SIMULATOR, kernel
+
+#: Threads per block of :func:`block_sum` (a power of two: each step of its tree halves it).
+SUM_THREADS = 4 if SIMULATOR else 256
 
 
-@cuda.jit(cache=True)
+@kernel
 def reduce_partial(op, x, x0, keep_shape, keep_st, red_shape, red_st, n_out, n_red, nsplit,
                    acc0, part, part_i):
     """``part[o * nsplit + s]`` = fold of the elements ``s, s + nsplit, ...`` of output ``o``.
@@ -55,7 +59,7 @@ def reduce_partial(op, x, x0, keep_shape, keep_st, red_shape, red_st, n_out, n_r
         part_i[t] = acc_i
 
 
-@cuda.jit(cache=True)
+@kernel
 def reduce_combine(op, part, part_i, nsplit, n_out, out, out_idx):
     """Fold each output's ``nsplit`` parts (parts with ``part_i == -1`` are empty)."""
     for o in range(cuda.grid(1), n_out, cuda.gridsize(1)):
@@ -69,8 +73,46 @@ def reduce_combine(op, part, part_i, nsplit, n_out, out, out_idx):
         out_idx[o] = acc_i
 
 
-@cuda.jit(cache=True)
+@kernel
 def scan_rows(op, x, out, acc0):
     """Running sum or product (``rows.CUMSUM``/``CUMPROD``) along each row: one thread per row."""
     for r in range(cuda.grid(1), x.shape[0], cuda.gridsize(1)):
         rows.scan_row(op, x[r], out[r], acc0)
+
+
+@kernel
+def block_sum(x, out):
+    """Each block's share of a sum: ``out[b] = x[b*T] + ... + x[b*T + T - 1]``, ``T = SUM_THREADS``.
+
+    The textbook GPU reduction, kept here as the course's task 6.5: the
+    backend's reductions use :func:`reduce_partial` (any dims, any op).
+    Summing ``x`` is then ``block_sum`` again on ``out``, until one number is left.
+
+    Args:
+        x: the numbers to sum (1-D); elements past its end count as 0.
+        out: one partial sum per block (1-D, ``ceil(len(x) / SUM_THREADS)`` long).
+
+    Launch with ``len(out)`` blocks of exactly ``SUM_THREADS`` threads.  The
+    block's threads share ``cache`` (on-chip shared memory, one slot per
+    thread); every thread of the block must reach each ``cuda.syncthreads()``.
+
+    Example: with ``SUM_THREADS = 4``, ``x = [1., 2., 3., 4., 5.]`` and two blocks give
+    ``out = [10., 5.]``.
+    """
+    cache = cuda.shared.array(SUM_THREADS, x.dtype)
+    # Task 6.5: sum each block's SUM_THREADS elements of x into out[block] in shared
+    # memory, in log2(SUM_THREADS) parallel steps (a tree), not one thread's loop.
+    ### BEGIN SOLUTION
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * SUM_THREADS + t
+    cache[t] = x[i] if i < x.shape[0] else 0
+    cuda.syncthreads()
+    step = SUM_THREADS // 2
+    while step > 0:
+        if t < step:
+            cache[t] += cache[t + step]
+        cuda.syncthreads()
+        step //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = cache[0]
+    ### END SOLUTION

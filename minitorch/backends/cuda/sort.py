@@ -21,16 +21,17 @@ on one GPU thread.
 from numba import cuda
 
 from .bodies import rows
+from .launch import kernel
 
 
-@cuda.jit(cache=True)
+@kernel
 def sort_rows(keys, descending, values, indices, scratch):
     """Sort each row of the 2-D ``keys`` into ``values``; ``indices`` = original positions."""
     for r in range(cuda.grid(1), keys.shape[0], cuda.gridsize(1)):
         rows.sort_row(keys[r], descending, values[r], indices[r], scratch[r])
 
 
-@cuda.jit(cache=True)
+@kernel
 def unique_sorted(values, order, uniq, inverse, counts, groups):
     """Group the ascending ``values`` (one thread); ``groups[0]`` = number of groups."""
     if cuda.grid(1) == 0:
