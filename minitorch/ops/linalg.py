@@ -213,8 +213,7 @@ class Linear(Function):
     Built from ``matmul``, ``t`` and ``+`` it would record three nodes and,
     in backward, run transposes, a reduction to the bias's shape and their
     Python overhead; here forward is one matrix product plus the bias added
-    in place, and backward is two products and one column sum:
-    ``dx = g @ w``, ``dw = g.T @ x``, ``db = g.sum(0)``.
+    in place, and backward is a few whole-matrix operations (course task 4.1).
     """
 
     _backward_name = "AddmmBackward0"
@@ -230,7 +229,26 @@ class Linear(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
-        # Task 4.1: the gradients of x @ w.T + b for x, w and b.
+        """The gradients of ``out = x @ w.T + b`` with respect to ``x``, ``w`` and ``b``.
+
+        Args:
+            ctx: what forward saved: ``ctx.saved_tensors`` is ``(x, w)`` (each ``None``
+                when its partner's gradient is not needed), and ``ctx.needs_input_grad``
+                says which of ``x, w, b`` want a gradient (``b``'s entry exists only when
+                forward got a bias).
+            g: the gradient of the loss with respect to ``out``, shape ``(rows, out_features)``.
+
+        Returns:
+            ``(gx, gw, gb)``: the same shapes as ``x`` (rows, in), ``w`` (out, in) and
+            ``b`` (out,); ``None`` for each one not needed.  Under ``create_graph``
+            (``is_grad_enabled()`` is True in backward) they must be built from
+            differentiable ops, so that they can be differentiated again.
+
+        Example: ``x = [[1., 2.]]``, ``w = [[3., 4.]]``, ``b = [0.]`` and ``g = [[1.]]``
+        give ``gx = [[3., 4.]]``, ``gw = [[1., 2.]]``, ``gb = [1.]``.
+        """
+        # Task 4.1: the gradients of the linear layer's output with respect to its input, its
+        # weight and its bias, each in its input's shape, only those needed.
         ### BEGIN SOLUTION
         x, w = ctx.saved_tensors
         needs = ctx.needs_input_grad
