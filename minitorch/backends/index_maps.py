@@ -219,16 +219,27 @@ def target(v, k, stride, pad, dil, out_size):
 def window_max(x, b, ch, y, xo, kh, kw, sh, sw, ph, pw, dh, dw):
     """Max over the pooling window of output ``(y, xo)`` of plane ``(b, ch)`` of ``x``.
 
-    Returns ``(value, flat index iy * W + ix of the winner)``.  Padding
-    positions never win (they count as -inf), and a NaN wins, like PyTorch
-    (a NaN ends the search along its row of the window).
+    Args:
+        x: the input, shape ``(N, C, H, W)``; ``b``, ``ch`` pick one plane of it.
+        y, xo: the output position whose window is searched.
+        kh, kw, sh, sw, ph, pw, dh, dw: the window's size, stride, padding and
+            dilation along the height and the width (:func:`source` maps an
+            output position and a tap of the window to an input row or column).
+
+    Returns:
+        ``(value, flat index iy * W + ix of the winner)``.  Padding positions
+        never win (they count as -inf); among equal values the first in
+        row-major order wins; a NaN wins, like PyTorch (the first NaN met along a
+        row of the window stays the winner of that row).
+
+    Example: the 2x2 window at (0, 0) of ``[[1, 5], [3, 4]]`` gives ``(5.0, 1)``.
     """
     h = x.shape[2]
     w = x.shape[3]
     best = -math.inf
     best_i = -1
-    # Task 4.4: the max of one pooling window and the flat index of its winner
-    # (padding never wins, a NaN wins).
+    # Task 4.4: the largest value of one pooling window and where it is in its plane,
+    # with PyTorch's rules for padding, ties and NaN.
     ### BEGIN SOLUTION
     for i in range(kh):
         iy = source(y, i, sh, ph, dh, h)
