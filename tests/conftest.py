@@ -31,7 +31,11 @@ settings.load_profile("ci")
 # examples are those of "ci"; a failing test is reported at its first failing example,
 # without the shrinking (and explaining) that would take most of the run's time.
 settings.register_profile("course-edition", parent=settings.get_profile("ci"),
-                          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target])
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target],
+                          print_blob=False)
+# "course": `minitorch course test` (a student's run): the examples of "ci", shrunk to the
+# smallest failing one, without the reproduce blob (the run is derandomized: it reproduces).
+settings.register_profile("course", parent=settings.get_profile("ci"), print_blob=False)
 
 # The course's pytest options: --task M.N (run one task's tests) and --course-report FILE.
 pytest_plugins = ["minitorch.course.pytest_plugin"]

@@ -33,6 +33,7 @@ to their stamp.  Every other library's kernels are left to Numba.
 from __future__ import annotations
 
 import ast
+import os
 import hashlib
 from functools import lru_cache
 from pathlib import Path
@@ -153,6 +154,15 @@ def _watched(py_file: str) -> bool:
     return any(path.is_relative_to(root.resolve()) for root in ROOTS)
 
 
+def _checks_suffix() -> str:
+    """``"-boundscheck"``, ``"-coursechecks"`` (or both, or ``""``): the checks compiled in."""
+    from numba.core import config
+    suffix = "-boundscheck" if config.BOUNDSCHECK else ""
+    if os.environ.get("MINITORCH_COURSE_CHECKS", "") == "1":
+        suffix += "-coursechecks"
+    return suffix
+
+
 class KernelSourceLocator:
     """Numba's own cache locator for a kernel, with the imported files in its stamp.
 
@@ -189,7 +199,12 @@ class KernelSourceLocator:
         return self._inner.get_cache_path()
 
     def get_disambiguator(self) -> str:
-        return self._inner.get_disambiguator()
+        # A kernel compiled with bounds checks (NUMBA_BOUNDSCHECK=1, as the course's test
+        # runs set it) or the course's CUDA checks (MINITORCH_COURSE_CHECKS=1) is another
+        # machine code than the same kernel without them, but Numba's cache index does not
+        # tell the two apart: without a name of its own, a run with checks would load the
+        # unchecked kernel from the cache (and a write past the end would pass unseen).
+        return self._inner.get_disambiguator() + _checks_suffix()
 
     def get_source_stamp(self) -> tuple:
         return (self._inner.get_source_stamp(), sources_digest(Path(self._py_file)))

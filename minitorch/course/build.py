@@ -6,27 +6,33 @@ it is, so a course can hand out one module at a time: a student who has
 finished module 2 gets module 3 as an edition built with ``--module 3`` on
 top of the reference (or of their own code).
 
-The copy leaves out what is not source: version control, virtual
-environments, build outputs and caches.  A file ``COURSE_EDITION.json`` at
-the top says which tasks were stripped; the grader reads it.
+The copy leaves out what is not source (version control, virtual
+environments, build outputs and caches) and what is for instructors only
+(:data:`INSTRUCTOR_ONLY`: the wrong solutions the course's CI tries).  The
+file ``COURSE_EDITION.json`` at the top records every task it stubbed (see
+:mod:`.record`): the course commands read it.  The edition's ``README.md``
+is its own front page (:mod:`.readme`), not the engine's.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from pathlib import Path
 
-from .markers import MODULES, find_tasks, strip_source
+from .markers import MODULES, strip_source
+from .readme import edition_readme
+from .record import EDITION_FILE, RecordError, task_key, tasks_from_markers, write_record
 
-__all__ = ["EDITION_FILE", "SKIPPED", "BuildError", "repository_root", "build_edition"]
+__all__ = ["EDITION_FILE", "INSTRUCTOR_ONLY", "SKIPPED", "BuildError", "repository_root",
+           "build_edition"]
 
-EDITION_FILE = "COURSE_EDITION.json"
-
-#: Names never copied into an edition (anywhere in the tree).
+#: Names never copied into an edition (anywhere in the tree).  ``.course_cache`` holds the
+#: course runs' own Numba cache (see :mod:`.grading`).
 SKIPPED = {".git", ".venv", "venv", "build", "dist", ".hypothesis", ".pytest_cache", ".asv",
-           "_build", ".mypy_cache", ".ruff_cache"}
+           "_build", ".mypy_cache", ".ruff_cache", ".course_cache"}
+
+#: Paths (relative to the root) that are for instructors only: never in an edition.
+INSTRUCTOR_ONLY = ("tests/course/wrong",)
 _CACHE_FILES = (".pyc", ".nbi", ".nbc")
 
 
@@ -43,9 +49,12 @@ def repository_root() -> Path:
     return root
 
 
-def _ignore(keep_caches: bool):
+def _ignore(root: Path, keep_caches: bool):
+    private = {(root / p).resolve() for p in INSTRUCTOR_ONLY}
+
     def ignore(folder: str, names: list) -> set:
-        skip = {n for n in names if n in SKIPPED or n.endswith(".egg-info")}
+        skip = {n for n in names if n in SKIPPED or n.endswith(".egg-info")
+                or (Path(folder) / n).resolve() in private}
         if not keep_caches:
             skip |= {n for n in names if n == "__pycache__" or n.endswith(_CACHE_FILES)}
         return skip
@@ -60,7 +69,7 @@ def build_edition(dest: Path, modules: list | None = None, tasks: list | None = 
     "2.1") chooses single tasks instead.  ``keep_caches`` also copies the
     compiled-kernel caches, whose entries stay valid for every file the build
     leaves unchanged (the test suite uses it to check editions quickly).
-    Returns the stripped tasks.
+    Returns the stripped tasks' ids.
     """
     root = repository_root() if root is None else Path(root)
     dest = Path(dest).resolve()
@@ -69,7 +78,10 @@ def build_edition(dest: Path, modules: list | None = None, tasks: list | None = 
                          "outside it")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise BuildError(f"DEST {dest} already exists and is not an empty folder")
-    known = find_tasks(root)
+    try:
+        known = tasks_from_markers(root)
+    except (RecordError, ValueError) as e:
+        raise BuildError(str(e)) from None
     if modules:
         unknown = sorted(set(modules) - set(MODULES))
         if unknown:
@@ -83,15 +95,18 @@ def build_edition(dest: Path, modules: list | None = None, tasks: list | None = 
               if (tasks and t.id in tasks) or (not tasks and (not modules or t.module in modules))}
     if dest.exists():
         dest.rmdir()
-    shutil.copytree(root, dest, ignore=_ignore(keep_caches), symlinks=True)
+    untested = sorted((t.id for t in known if t.id in chosen and not t.tests), key=task_key)
+    if untested:
+        raise BuildError(f"task {untested[0]} has no test marked @pytest.mark.task"
+                         f"(\"{untested[0]}\") in tests/course: a task must be graded")
+    shutil.copytree(root, dest, ignore=_ignore(root, keep_caches), symlinks=True)
     stripped = []
-    for path in sorted({t.path for t in known if t.id in chosen}):
+    for path in sorted({t.file for t in known if t.id in chosen}):
         target = dest / path
         text, ids = strip_source(target.read_text(), lambda i: i not in chosen, path)
         target.write_text(text)
         stripped += ids
-    edition = {"stripped": sorted(stripped, key=lambda s: tuple(int(p) for p in s.split("."))),
-               "modules": sorted({int(t.split(".")[0]) for t in stripped})}
-    (dest / EDITION_FILE).write_text(json.dumps(edition, indent=2) + "\n")
-    os.utime(dest / EDITION_FILE)
-    return edition["stripped"]
+    record = write_record(dest, [t for t in known if t.id in stripped],
+                          sorted({t.module for t in known if t.id in stripped}))
+    (dest / "README.md").write_text(edition_readme(record))
+    return record["stripped"]

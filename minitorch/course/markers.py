@@ -30,10 +30,11 @@ __all__ = ["MODULES", "Task", "TaskMarkerError", "find_tasks", "strip_source", "
 
 #: The course modules, in teaching order (they follow the engine's layers).
 MODULES: dict[int, str] = {
+    0: "Warm-up: autodiff on scalars",
     1: "Tensors: strides, views and broadcasting",
     2: "Kernels: map, zip, reduce and matmul in Numba",
-    3: "Autograd: the graph, the engine and backward formulas",
-    4: "Neural networks: layers, convolution and losses",
+    3: "Autograd: the graph, the engine and whole Functions",
+    4: "Neural networks: convolution, pooling and losses",
     5: "Training: optimizers, schedules and data loading",
     6: "GPU: the same kernels in numba.cuda",
 }
