@@ -14,8 +14,10 @@ digits, stratified (400 and 100 per class).
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -33,28 +35,60 @@ _FILES = {True: ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
 _DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
 
+# gzip (deflate) never expands more than ~1032 times: a header claiming more than that
+# from the file's size is a lie (or a zip bomb), refused before anything is read.
+_MAX_GZIP_RATIO = 1032
+_CHUNK = 1 << 20
+
+
 def read_idx(path: Any) -> np.ndarray:
-    """Read an IDX file (optionally gzipped) into a NumPy array, checking its header."""
+    """Read an IDX file (optionally gzipped) into a NumPy array, checking its header.
+
+    A damaged file (bad magic, truncated, a broken gzip stream, more or fewer
+    bytes than its header's shape needs) raises ``ValueError`` with one line
+    naming it; a missing or unreadable file raises ``OSError``.  The data is
+    read in chunks up to the size the header declares, after checking that
+    size against what the file could hold.
+    """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    if len(data) < 4:
+    gz = path.suffix == ".gz"
+    on_disk = path.stat().st_size
+    stream = gzip.open(path, "rb") if gz else open(path, "rb")
+    try:
+        with stream as f:
+            return _read_idx(f, path, gz, on_disk)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise ValueError(f"{path}: not a readable {'gzip' if gz else 'IDX'} file, truncated or "
+                         f"corrupted ({e})") from None
+
+
+def _read_idx(f: Any, path: Path, gz: bool, on_disk: int) -> np.ndarray:
+    head = f.read(4)
+    if len(head) < 4:
         raise ValueError(f"{path}: too short to be an IDX file")
-    zero, code, ndim = data[0] << 8 | data[1], data[2], data[3]
+    zero, code, ndim = head[0] << 8 | head[1], head[2], head[3]
     if zero != 0 or code not in _DTYPES or not 1 <= ndim <= 4:
-        raise ValueError(f"{path}: not an IDX file (bad magic {data[:4].hex()})")
-    header = 4 + 4 * ndim
-    if len(data) < header:
+        raise ValueError(f"{path}: not an IDX file (bad magic {head.hex()})")
+    dims = f.read(4 * ndim)
+    if len(dims) < 4 * ndim:
         raise ValueError(f"{path}: truncated IDX header")
-    shape = struct.unpack(f">{ndim}I", data[4:header])
+    shape = struct.unpack(f">{ndim}I", dims)
     dt = np.dtype(_DTYPES[code])
-    expected = int(np.prod(shape)) * dt.itemsize
-    if len(data) - header != expected:
-        raise ValueError(f"{path}: holds {len(data) - header} bytes of data, the header says "
-                         f"{expected}")
-    return np.frombuffer(data, dtype=dt, offset=header).reshape(shape).astype(dt.newbyteorder(
-        "=")).copy()
+    expected = math.prod(shape) * dt.itemsize
+    most = on_disk * _MAX_GZIP_RATIO if gz else on_disk - 4 - 4 * ndim
+    if expected > most:
+        raise ValueError(f"{path}: the header says shape {shape} ({expected} bytes), more than "
+                         f"the file can hold")
+    data = bytearray()
+    while len(data) < expected:
+        chunk = f.read(min(_CHUNK, expected - len(data)))
+        if not chunk:
+            break
+        data += chunk
+    if len(data) != expected or f.read(1):
+        raise ValueError(f"{path}: the data does not match the header's shape {shape} "
+                         f"({expected} bytes)")
+    return np.frombuffer(bytes(data), dtype=dt).reshape(shape).astype(dt.newbyteorder("="))
 
 
 def _find(root: Path, name: str) -> Path | None:

@@ -1,7 +1,14 @@
 """Training checkpoints: what they hold, and reading them without surprises.
 
-A checkpoint of ``minitorch train`` is a :func:`minitorch.save` file (a zip
-of JSON and raw bytes, no pickle) holding one dict:
+A checkpoint of ``minitorch train`` is a :func:`minitorch.save` file holding
+one dict, in the format its extension names (see docs/serialization.md):
+``run.mt`` (or any other name) minitorch's zip of JSON and raw bytes,
+``run.pt``/``run.pth`` PyTorch's format (``torch.load(path,
+weights_only=True)`` reads it), ``run.safetensors`` the weights and
+optimizer tensors as named safetensors entries (``model.fc1.weight``,
+``optimizer.state.0.exp_avg``) with everything else as JSON in the
+metadata entry ``minitorch.tree``.  ``evaluate``, ``predict`` and
+``--resume`` read all three, whatever the file is called:
 
 =============  ==============================================================
 ``kind``       ``"minitorch-train-checkpoint"`` and ``version``: what this is
@@ -32,7 +39,7 @@ from __future__ import annotations
 
 import os
 
-from ..serialization import load
+from ..serialization import SerializationError, load
 from ..tensor import Tensor
 from .checks import UserError
 
@@ -63,9 +70,9 @@ def read_checkpoint(path: str) -> dict:
         raise CheckpointError(f"{path} is empty, not a checkpoint (was its writing cut short?)")
     try:
         state = load(path, map_location="cpu")
-    except RuntimeError as e:
-        why = str(e).removeprefix("minitorch.load: ")
-        raise CheckpointError(f"{path} is not a usable minitorch checkpoint ({why})") from None
+    except SerializationError as e:
+        raise CheckpointError(f"{path} is not a usable minitorch checkpoint ({e.reason})") \
+            from None
     except OSError as e:
         raise CheckpointError(f"cannot read {path}: {e.strerror or e}") from None
     if not isinstance(state, dict) or state.get("kind") != KIND:

@@ -19,7 +19,8 @@ code     name         byte = stored + ...
 =======  ===========  ===========================================
 
 Supported: bit depths 1 to 16, grey, grey+alpha, RGB, RGBA and palette
-images, not interlaced (Adam7).  Anything else raises ``ValueError``.
+images, not interlaced (Adam7): others raise :class:`UnsupportedPNG`, damaged
+files ``ValueError``.
 """
 
 from __future__ import annotations
@@ -29,14 +30,30 @@ import zlib
 
 import numpy as np
 
-__all__ = ["read_png"]
+__all__ = ["read_png", "MAX_PIXELS", "UnsupportedPNG"]
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}   # colour type -> samples per pixel
 
 
+# 8 million (a 12-megapixel phone photo is refused; predict then tries matplotlib): far
+# above any picture of a digit, and the per-byte filters below stay under a minute.
+MAX_PIXELS = 1 << 23
+
+
+class UnsupportedPNG(ValueError):
+    """A valid PNG this reader does not decode (interlaced, an unusual format)."""
+
+
 def read_png(path: str) -> np.ndarray:
-    """The image as float32 in [0, 1]: (H, W) grey, or (H, W, C) with C = 2, 3 or 4."""
+    """The image as float32 in [0, 1]: (H, W) grey, or (H, W, C) with C = 2, 3 or 4.
+
+    Every way a file can be wrong (not a PNG, a damaged chunk, a header of
+    the wrong length, no pixels, more pixels than :data:`MAX_PIXELS`, image
+    data shorter or longer than the header says) raises ``ValueError`` with
+    one line naming the file.  The image data is decompressed only up to the
+    size the header implies, so a small file cannot expand to gigabytes.
+    """
     with open(path, "rb") as f:
         data = f.read()
     if not data.startswith(SIGNATURE):
@@ -48,8 +65,12 @@ def read_png(path: str) -> np.ndarray:
         if len(body) != length:
             raise ValueError(f"{path}: truncated PNG chunk {kind!r}")
         if kind == b"IHDR":
+            if length != 13:
+                raise ValueError(f"{path}: damaged PNG header (IHDR of {length} bytes, not 13)")
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"PLTE":
+            if length == 0 or length % 3:
+                raise ValueError(f"{path}: damaged PNG palette ({length} bytes)")
             palette = np.frombuffer(body, np.uint8).reshape(-1, 3)
         elif kind == b"IDAT":
             idat.append(body)
@@ -60,19 +81,26 @@ def read_png(path: str) -> np.ndarray:
         raise ValueError(f"{path}: PNG without header or image data")
     width, height, depth, colour, _, _, interlace = header
     if colour not in _CHANNELS or depth not in (1, 2, 4, 8, 16) or interlace:
-        raise ValueError(f"{path}: unsupported PNG (colour type {colour}, bit depth {depth}"
+        raise UnsupportedPNG(f"{path}: unsupported PNG (colour type {colour}, bit depth {depth}"
                          f"{', interlaced' if interlace else ''})")
-    try:
-        raw = zlib.decompress(b"".join(idat))
-    except zlib.error as e:
-        raise ValueError(f"{path}: corrupted PNG data ({e})") from None
+    if width == 0 or height == 0:
+        raise ValueError(f"{path}: the PNG has no pixels ({width}x{height})")
+    if width * height > MAX_PIXELS:
+        raise ValueError(f"{path}: the PNG is {width}x{height}, more than the {MAX_PIXELS} "
+                         "pixels read")
     channels = _CHANNELS[colour]
     bits = channels * depth
     stride = (width * bits + 7) // 8
     bpp = max(1, bits // 8)                  # filter distance: bytes per whole pixel
-    if len(raw) < height * (stride + 1):
+    expected = height * (stride + 1)
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(b"".join(idat), expected)
+    except zlib.error as e:
+        raise ValueError(f"{path}: corrupted PNG data ({e})") from None
+    if len(raw) < expected:
         raise ValueError(f"{path}: truncated PNG image data")
-    rows = _unfilter(raw, height, stride, bpp)
+    rows = _unfilter(raw, height, stride, bpp, path)
     samples = _unpack(rows, width * channels, depth)
     if colour == 3:
         if palette is None:
@@ -83,7 +111,8 @@ def read_png(path: str) -> np.ndarray:
     return image[..., 0] if image.shape[-1] == 1 else image
 
 
-def _unfilter(raw: bytes, height: int, stride: int, bpp: int) -> np.ndarray:
+def _unfilter(raw: bytes, height: int, stride: int, bpp: int,
+              path: str = "") -> np.ndarray:
     """Undo the per-row filters: (height, stride) uint8."""
     out = np.zeros((height, stride), np.uint8)
     prev = np.zeros(stride, np.int32)
@@ -115,7 +144,7 @@ def _unfilter(raw: bytes, height: int, stride: int, bpp: int) -> np.ndarray:
                     pred = left if pa <= pb and pa <= pc else (up if pb <= pc else upleft)
                 cur[i] = (cur[i] + pred) & 0xFF
         else:
-            raise ValueError(f"unknown PNG filter type {kind}")
+            raise ValueError(f"{path}: unknown PNG filter type {kind} in row {y}")
         out[y] = cur
         prev = cur
     return out

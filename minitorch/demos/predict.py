@@ -18,6 +18,7 @@ kind of input it was trained on.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -25,9 +26,9 @@ import numpy as np
 
 from ..datasets.mnist import read_idx
 from .checks import UserError, check_input_file
-from .png import read_png
+from .png import UnsupportedPNG, read_png
 
-__all__ = ["load_inputs", "to_mnist", "resize", "top_k", "Input"]
+__all__ = ["load_inputs", "to_mnist", "resize", "top_k", "Input", "read_npy"]
 
 
 @dataclass
@@ -41,15 +42,20 @@ class Input:
 def _read_png(path: str) -> np.ndarray:
     try:
         return read_png(path)
-    except ValueError as first:
+    except UnsupportedPNG as first:
         try:                                   # interlaced and other rare PNGs
             import matplotlib.image
         except ImportError:
             raise UserError(str(first)) from None
         try:
-            return np.asarray(matplotlib.image.imread(path), np.float32)
+            image = np.asarray(matplotlib.image.imread(path), np.float32)
         except Exception:                      # noqa: BLE001  (any decoder failure: one line)
             raise UserError(str(first)) from None
+        if image.ndim not in (2, 3) or image.size == 0:
+            raise UserError(str(first)) from None
+        return image
+    except ValueError as e:                    # a damaged file
+        raise UserError(str(e)) from None
 
 
 def _grey(image: np.ndarray) -> np.ndarray:
@@ -144,6 +150,39 @@ def _images_from_array(array: np.ndarray, path: str) -> list[np.ndarray]:
     return [s for s in stack]
 
 
+def read_npy(path: str) -> np.ndarray:
+    """A ``.npy`` file of numbers, checked before NumPy reads it; anything else: one line.
+
+    ``np.load`` trusts the header: a 100-byte file declaring a terabyte of
+    data makes it allocate the terabyte first.  So the header is read here
+    and its shape and dtype checked against the file's size; no pickles
+    (object arrays), only booleans, integers and floats.
+    """
+    try:
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dt = np.lib.format.read_array_header_1_0(f)
+            elif version in ((2, 0), (3, 0)):
+                shape, fortran, dt = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"unknown .npy version {version}")
+            if dt.kind not in "biuf" or dt.hasobject:
+                raise UserError(f"{path}: an array of {dt}, not of numbers")
+            need = math.prod(shape) * dt.itemsize
+            have = os.path.getsize(path) - f.tell()
+            if need != have:
+                raise UserError(f"{path}: the header says shape {shape} of {dt} ({need} "
+                                f"bytes), but the file holds {have}")
+        return np.load(path, allow_pickle=False)
+    except UserError:
+        raise
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as e:
+        raise UserError(f"{path}: not a readable .npy file "
+                        f"({str(e).splitlines()[0][:120] if str(e) else type(e).__name__})") \
+            from None
+
+
 def _is_idx(path: str) -> bool:
     name = os.path.basename(path).lower().removesuffix(".gz")
     return name.endswith(".idx") or "-idx" in name or name.endswith("ubyte")
@@ -160,10 +199,7 @@ def load_inputs(paths: list[str], kind: str) -> list[Input]:
         check_input_file(path, "IMAGE")
         lower = path.lower()
         if lower.endswith(".npy"):
-            try:
-                array = np.load(path, allow_pickle=False)
-            except (ValueError, OSError) as e:
-                raise UserError(f"{path}: not a readable .npy file ({e})") from None
+            array = read_npy(path)
             if kind == "point":
                 if array.ndim not in (1, 2) or array.shape[-1] != 2:
                     raise UserError(f"{path}: expected 2-D points, shape (2,) or (N, 2), got "

@@ -40,7 +40,8 @@ FORMATS = ("minitorch", "torch", "safetensors")
 _EXTENSIONS = {".pt": "torch", ".pth": "torch", ".safetensors": "safetensors", ".mt": "minitorch"}
 _ZIP_MAGIC = b"PK\x03\x04"
 _EMPTY_ZIP = b"PK\x05\x06"
-_LEGACY_TORCH = bytes.fromhex("80026c")      # an old (pre-1.6) torch.save: a bare pickle
+# An old (pre-1.6) torch.save: a bare pickle starting with PyTorch's magic number (a LONG1).
+_LEGACY_TORCH = bytes.fromhex("80028a0a6cfc9c46f9206aa85019")
 
 
 def format_for_path(path: Any) -> str:

@@ -179,6 +179,10 @@ def write_atomically(f: Any, write: Callable[[Any], None]) -> None:
             write(stream)
             stream.flush()
             os.fsync(stream.fileno())
+        # mkstemp makes the file private (0600); give it the permissions open() would.
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -59,6 +59,7 @@ from ..device import as_device
 from ..dtype import dtype as dtype_cls
 from ..storage import UntypedStorage
 from ..tensor import Tensor
+from ..tensor_base import Size
 from .archive import SafeZip, write_atomically
 from .common import (DTYPES, MAX_DEPTH, check_count, fail, from_bytes, make_storage,
                      make_tensor, target_device, to_bytes)
@@ -220,8 +221,14 @@ def _rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any) -> _T
     raise _Refused("a tensor subclass other than Parameter")
 
 
-def _size(dims: Any = ()) -> tuple:
-    return _ints(dims, "size")
+class _SizeTuple(tuple):
+    """``torch.Size(...)`` while unpickling; becomes a ``minitorch.Size``."""
+
+    __slots__ = ()
+
+
+def _size(dims: Any = ()) -> _SizeTuple:
+    return _SizeTuple(_ints(dims, "size"))
 
 
 def _device(kind: Any, index: Any = None) -> _DeviceRef:
@@ -454,6 +461,8 @@ class _Materializer:
                 else {}
             for k, v in list(obj.items()):
                 out[self._key(self.convert(k, depth + 1))] = self.convert(v, depth + 1)
+        elif isinstance(obj, _SizeTuple):
+            out = Size(obj)
         elif isinstance(obj, tuple):
             out = tuple(self.convert(v, depth + 1) for v in obj)
         elif isinstance(obj, (set, frozenset)):
@@ -533,6 +542,10 @@ class _PickleWriter:
             self._tensor(obj, depth)
         elif isinstance(obj, dtype_cls):
             self._global("torch", obj.name)
+        elif isinstance(obj, Size):
+            self._global("torch", "Size")
+            self.save(tuple(int(d) for d in obj), depth + 1)
+            out += b"\x85R"                          # torch.Size((d0, d1, ...))
         elif isinstance(obj, tuple):
             if not obj:
                 out += b")"
