@@ -227,9 +227,25 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
     The scaling keeps the expected value of every element unchanged, so at
     evaluation time (``training=False``) dropout is simply the identity.
+
+    Args:
+        input: any tensor (float).
+        p: the probability of zeroing an element, ``0 <= p <= 1`` (checked already).
+        training: ``False`` returns ``input`` itself (the same object).
+        inplace: write the result into ``input`` (``_maybe_inplace`` does it) and
+            return it.
+
+    Returns:
+        A tensor of ``input``'s shape, dtype and device, recorded on the graph:
+        its gradient is the same mask (0 or ``1/(1-p)``) times the incoming one.
+        Draws its random numbers from the global generator
+        (``torch.manual_seed`` makes it repeatable); ``p = 1`` zeroes everything.
+
+    Example: ``dropout(ones(4), 0.5)`` may give ``[2., 0., 0., 2.]``.
     """
     _check_p(p)
-    # Task 4.5: zero each element with probability p, scale the rest by 1/(1-p).
+    # Task 4.5: dropout in training: each element zeroed independently with probability p,
+    # the others scaled so that the expected value is unchanged; the identity otherwise.
     ### BEGIN SOLUTION
     if not training or p == 0.0:
         return input
@@ -250,8 +266,8 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, spa
     batched = input.dim() == spatial + 2
     shape = tuple(input.shape[:2] if batched else input.shape[:1]) + (1,) * spatial
     with no_grad():
-        keep = bernoulli(full(shape, 1.0 - p, dtype=input.dtype, device=input.device))
-        keep = keep / (1.0 - p) if p < 1.0 else keep
+        # One mask value per channel, from dropout itself (course task 4.5).
+        keep = dropout(full(shape, 1.0, dtype=input.dtype, device=input.device), p, True)
     return _maybe_inplace(input, lambda x: x * keep, inplace)
 
 
@@ -510,10 +526,29 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     updated in place (``running = (1 - momentum) * running + momentum * batch``,
     with the *unbiased* batch variance); in evaluation the running estimates
     are used.
+
+    Args:
+        input: shape ``(N, C)`` or ``(N, C, *spatial)``.
+        running_mean, running_var: shape ``(C,)`` or ``None`` (then nothing is
+            updated in training; evaluation needs them).
+        weight, bias: ``None`` or shape ``(C,)``: the per-channel scale and shift
+            applied after normalising.
+        training: use the batch's statistics (the biased variance for
+            normalising) and update the running ones; else use the running ones.
+        momentum, eps: as in PyTorch (``eps`` is added to the variance).
+
+    Returns:
+        A tensor of ``input``'s shape, recorded on the graph (gradients flow to
+        ``input``, ``weight`` and ``bias``, never into the running statistics).
+        Training with a single value per channel is a ValueError, as in PyTorch.
+
+    Example: ``input = [[1.], [3.]]`` in training gives about ``[[-1.], [1.]]`` and moves
+    ``running_mean`` from ``[0.]`` to ``[0.2]``.
     """
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
-    # Task 4.6: normalise with batch statistics (training) or running ones (eval).
+    # Task 4.6: batch normalisation: per channel, with the batch's statistics (updating the
+    # running ones) in training, with the running ones in evaluation, then weight and bias.
     ### BEGIN SOLUTION
     dims = (0,) + tuple(range(2, input.dim()))
     shape = (1, input.shape[1]) + (1,) * (input.dim() - 2)

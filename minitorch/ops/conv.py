@@ -179,8 +179,8 @@ class Conv2dDirect(Function):
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         if is_grad_enabled():
             # create_graph=True: the gradient must itself be differentiable.
-            return _conv2d_grads_as_graph(x, weight, g, ctx.geo, ctx.groups,
-                                          (need_x, need_w, need_b)) + (None, None)
+            return conv2d_backward(x, weight, g, ctx.geo, ctx.groups,
+                                   (need_x, need_w, need_b)) + (None, None)
         src, w, gc = kernels.contiguous(x), kernels.contiguous(weight), kernels.contiguous(g)
         gx = kernels.empty(tuple(x.shape), x.dtype, x.device) if need_x else None
         gw = kernels.empty(tuple(weight.shape), x.dtype, x.device) if need_w else None
@@ -192,10 +192,31 @@ class Conv2dDirect(Function):
         return gx, gw, gb, None, None
 
 
-def _conv2d_grads_as_graph(x: TensorBase, weight: TensorBase, g: TensorBase, geo: tuple,
-                           groups: int, needs: tuple) -> tuple:
-    """(grad input, grad weight, grad bias) of a convolution, from differentiable ops:
-    the im2col formulation's backward written out (used under ``create_graph``)."""
+def conv2d_backward(x: TensorBase, weight: TensorBase, g: TensorBase, geo: tuple, groups: int,
+                    needs: tuple) -> tuple:
+    """The gradients of a convolution, built from differentiable ops (so they have gradients too).
+
+    Args:
+        x: the convolution's input, shape ``(N, C, H, W)``.
+        weight: its filters, shape ``(O, C // groups, kh, kw)``.
+        g: the gradient of the loss with respect to the output, ``(N, O, oh, ow)``.
+        geo: the geometry ``(kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)``, as
+            :class:`UnfoldBatch` and :class:`FoldBatch` take it.
+        groups: the input and output channels are split into ``groups`` equal
+            groups; output group ``k`` sees input group ``k`` only.
+        needs: three booleans: which of (input, weight, bias) want a gradient.
+
+    Returns:
+        ``(grad input, grad weight, grad bias)`` in the shapes of ``x``, ``weight``
+        and the bias ``(O,)``; ``None`` for each one not needed.
+
+    :class:`Conv2dDirect` uses it under ``create_graph=True``.  Example: a 1x1
+    convolution of ``x = [[[[2.]]]]`` with ``weight = [[[[3.]]]]`` and ``g = [[[[1.]]]]``
+    gives ``([[[[3.]]]], [[[[2.]]]], [1.])``.
+    """
+    # Task 4.8: the gradients of conv2d with respect to its input, its weight and its bias,
+    # from differentiable ops (im2col's adjoint is col2im), with groups.
+    ### BEGIN SOLUTION
     n, c, h, w = x.shape
     o, cg, kh, kw = weight.shape
     og = o // groups
@@ -211,6 +232,49 @@ def _conv2d_grads_as_graph(x: TensorBase, weight: TensorBase, g: TensorBase, geo
     if needs[2]:
         gb = g.sum((0, 2, 3))
     return gx, gw, gb
+    ### END SOLUTION
+
+
+def conv2d_im2col(x: TensorBase, weight: TensorBase, bias: TensorBase | None, geo: tuple,
+                  groups: int) -> TensorBase:
+    """A batch's convolution as im2col and matrix products (autograd does the backward).
+
+    Args:
+        x: the input, shape ``(N, C, H, W)``.
+        weight: the filters, shape ``(O, C // groups, kh, kw)``.
+        bias: ``None`` or shape ``(O,)``: added to every pixel of output channel ``o``.
+        geo: ``(kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)``, as :class:`UnfoldBatch` takes it.
+        groups: the channels are split into ``groups`` equal groups; output group
+            ``k`` sees input group ``k`` only.
+
+    Returns:
+        The output, shape ``(N, O, oh, ow)``, contiguous (as PyTorch returns it),
+        recorded on the graph (only differentiable ops, no kernels called directly).
+
+    Example: a 1x1 filter ``[[[[2.]]]]`` on ``x = [[[[1., 2.]]]]`` with bias ``[1.]``
+    gives ``[[[[3., 5.]]]]``.
+    """
+    # Task 4.7: conv2d's forward for a whole batch, from im2col (UnfoldBatch), as few
+    # matrix products as possible and differentiable ops, with groups and bias.
+    ### BEGIN SOLUTION
+    n = x.shape[0]
+    o, cg, kh, kw = weight.shape
+    oh, ow = geo[-2], geo[-1]
+    # One matrix product for the whole batch: (O, C*kh*kw) @ (C*kh*kw, N*L).
+    cols = UnfoldBatch.apply(x, geo)
+    if groups == 1:
+        out = matmul(weight.reshape(o, -1), cols)                      # (O, N*L)
+    else:
+        og = o // groups
+        cols_g = cols.reshape(groups, cg * kh * kw, n * oh * ow)
+        out = matmul(weight.reshape(groups, og, cg * kh * kw), cols_g)  # (G, og, N*L)
+    # Back to (N, O, oh, ow), contiguous as PyTorch returns it (so that
+    # ``out.view(n, -1)`` works); then the bias is added in place.
+    out = out.reshape(o, n, oh, ow).permute(1, 0, 2, 3).contiguous()
+    if bias is not None:
+        out = out.add_(bias.reshape(1, o, 1, 1))
+    return out
+    ### END SOLUTION
 
 
 # The direct path pays off once a convolution has about this many
@@ -311,23 +375,10 @@ def conv2d(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None
                              "{'valid', 'same'}")
     geo = _geometry(x.shape[2], x.shape[3], (kh, kw), stride, _pair(padding), dilation)
     _check_geometry(x.shape[2], x.shape[3], geo, "conv2d")
-    oh, ow = geo[-2], geo[-1]
     if _use_direct(x, weight, bias, geo):
         out = Conv2dDirect.apply(x, weight, bias, geo, groups)
         return out if batched else out.squeeze(0)
-    # One matrix product for the whole batch: (O, C*kh*kw) @ (C*kh*kw, N*L).
-    cols = UnfoldBatch.apply(x, geo)
-    if groups == 1:
-        out = matmul(weight.reshape(o, -1), cols)                      # (O, N*L)
-    else:
-        og = o // groups
-        cols_g = cols.reshape(groups, cg * kh * kw, n * oh * ow)
-        out = matmul(weight.reshape(groups, og, cg * kh * kw), cols_g)  # (G, og, N*L)
-    # Back to (N, O, oh, ow), contiguous as PyTorch returns it (so that
-    # ``out.view(n, -1)`` works); then the bias is added in place.
-    out = out.reshape(o, n, oh, ow).permute(1, 0, 2, 3).contiguous()
-    if bias is not None:
-        out = out.add_(bias.reshape(1, o, 1, 1))
+    out = conv2d_im2col(x, weight, bias, geo, groups)
     return out if batched else out.squeeze(0)
 
 

@@ -10,11 +10,10 @@ ops, each with its own kernel launch and Python overhead; here one row
 kernel checks every target and computes the per-row losses and weights
 (``nll_loss`` of the backend), and the gradient is one more row kernel.
 
-The gradient with respect to ``logp`` is ``-w`` at each row's target column
-and 0 elsewhere, times the incoming gradient (divided by the total weight
-for ``'mean'``).  That constant matrix is multiplied by the incoming
-gradient with an ordinary op, so a backward with ``create_graph=True`` can
-itself be differentiated.
+The forward and the backward of :class:`NllLoss` are the course's tasks
+4.10 and 4.11: the row kernels do the per-row work, the tasks the reductions
+and the chain rule.  The backward multiplies with ordinary ops, so that a
+backward with ``create_graph=True`` can itself be differentiated.
 """
 
 from __future__ import annotations
@@ -53,17 +52,63 @@ class NllLoss(Function):
             raise IndexError(f"Target {value} is out of bounds.")
         ctx.tg, ctx.w, ctx.ignore_index, ctx.reduction = tg, w, int(ignore_index), reduction
         ctx.shape, ctx.dtype = (rows, n), logp.dtype
-        if reduction == "none":
-            out = losses
-        elif reduction == "sum":
-            out = kernels.reduce(losses, "sum", (0,), False, dt)
-        else:
-            ctx.total = kernels.reduce(weights, "sum", (0,), False, dt)
-            out = kernels.arith(kernels.reduce(losses, "sum", (0,), False, dt), ctx.total, scalar_ops.DIV)
-        return kernels.cast(out, logp.dtype)
+        return kernels.cast(NllLoss.reduce(ctx, losses, weights), logp.dtype)
+
+    @staticmethod
+    def reduce(ctx: Any, losses: TensorBase, weights: TensorBase) -> TensorBase:
+        """The loss from the rows' losses, as ``ctx.reduction`` asks (no graph: bare tensors).
+
+        Args:
+            ctx: the node's context; ``ctx.reduction`` is ``'none'``, ``'sum'`` or
+                ``'mean'``.  Whatever backward will need must be saved on it here
+                (backward sees only ``ctx``).
+            losses: shape ``(rows,)``: row ``r``'s loss ``-weight[t] * logp[r, t]`` for
+                its target class ``t``, 0 for a row whose target is ``ignore_index``.
+            weights: shape ``(rows,)``: row ``r``'s class weight ``weight[t]`` (1 without
+                class weights), 0 for an ignored row.
+
+        Returns:
+            ``'none'``: the losses themselves; ``'sum'``: their sum (0-d); ``'mean'``:
+            their sum divided by the total weight of the rows (0-d), as PyTorch does.
+            Use the kernels (``kernels.reduce``, ``kernels.arith``): forward records
+            nothing.
+
+        Example: losses ``[2., 0., 3.]`` and weights ``[1., 0., 2.]`` give ``5/3`` for
+        ``'mean'``.
+        """
+        # Task 4.10: the nll loss's reduction: 'none', 'sum', or 'mean' as PyTorch defines it
+        # (weighted), saving on ctx what backward needs.
+        ### BEGIN SOLUTION
+        dt = losses.dtype
+        if ctx.reduction == "none":
+            return losses
+        if ctx.reduction == "sum":
+            return kernels.reduce(losses, "sum", (0,), False, dt)
+        ctx.total = kernels.reduce(weights, "sum", (0,), False, dt)
+        return kernels.arith(kernels.reduce(losses, "sum", (0,), False, dt), ctx.total,
+                             scalar_ops.DIV)
+        ### END SOLUTION
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
+        """The gradient of the loss with respect to ``logp`` (the other inputs get ``None``).
+
+        Args:
+            ctx: what forward and :meth:`reduce` saved: ``ctx.shape`` is
+                ``(rows, classes)``, ``ctx.reduction``, ``ctx.dtype`` the input's dtype.
+            g: the gradient of the result: shape ``(rows,)`` for ``'none'``, 0-d otherwise.
+
+        ``k`` below is the gradient of each row's loss with respect to its row of
+        ``logp`` (``-weight[t]`` at the target column, 0 elsewhere and in ignored rows).
+
+        Returns:
+            ``(grad_logp, None, None, None, None)``, ``grad_logp`` of shape
+            ``(rows, classes)`` and dtype ``ctx.dtype``, made with differentiable ops
+            from ``g`` (so that ``create_graph=True`` can differentiate it again).
+
+        Example: one row, classes 2, target 1, no weights, ``'mean'``, ``g = 1.``:
+        ``grad_logp = [[0., -1.]]``.
+        """
         rows, n = ctx.shape
         dt = kernels.compute_dtype(ctx.dtype)
         k = kernels.empty((rows, n), dt, g.device)
@@ -71,6 +116,9 @@ class NllLoss(Function):
             kernels.array_of(ctx.tg, (rows,)),
             None if ctx.w is None else kernels.array_of(ctx.w, (n,)),
             ctx.ignore_index, kernels.array_of(k, (rows, n)), g.device)
+        # Task 4.11: the chain rule for the nll loss: the gradient of each reduction ('none',
+        # 'sum', 'mean') with respect to logp, from g and k, differentiable in g.
+        ### BEGIN SOLUTION
         if ctx.reduction == "none":
             scale = g.reshape(rows, 1)
         elif ctx.reduction == "sum":
@@ -79,6 +127,7 @@ class NllLoss(Function):
             scale = g / ctx.total
         grad = k * scale
         return (grad if grad.dtype is ctx.dtype else grad.to(ctx.dtype)), None, None, None, None
+        ### END SOLUTION
 
 
 class NllLoss2D(NllLoss):

@@ -11,7 +11,9 @@ every output pixel at once::
 ``col2im`` is the reverse (each column is *added* back into the pixels it
 came from); it is the backward of im2col.  Both split their work into tasks
 of one (sample, channel) plane each (``im2col_batch``: one row of ``cols``),
-so no two tasks ever write the same element.
+so no two tasks ever write the same element.  The batch kernels are the
+course's tasks 4.2 and 4.3; the per-sample ``im2col``/``col2im`` call them
+on one sample at a time.
 
 Each kernel is serial and does the tasks ``t0 .. t1 - 1``; the backend
 passes all of them.  ``<kernel>_parallel`` runs the same kernel one task at
@@ -39,51 +41,33 @@ _PARALLEL = dict(parallel=True, **_JIT)
 
 @njit(**_JIT)
 def im2col(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
-    """x: (N, C, H, W) -> cols: (N, C*kh*kw, oh*ow); task = one (sample, channel) plane."""
-    n, c, h, w = x.shape
+    """x: (N, C, H, W) -> cols: (N, C*kh*kw, oh*ow); task = one (sample, channel) plane.
+
+    Sample ``b``'s columns are :func:`im2col_batch` of that sample alone, and
+    plane ``(b, ch)`` fills rows ``ch*kh*kw`` to ``(ch+1)*kh*kw - 1`` of them:
+    so this is ``im2col_batch`` (course task 4.2) on one sample at a time.
+    """
+    c = x.shape[1]
+    rows = kh * kw
     for task in range(t0, t1):
         b = task // c
         ch = task - b * c
-        for i in range(kh):
-            for j in range(kw):
-                row = (ch * kh + i) * kw + j
-                for y in range(oh):
-                    iy = index_maps.source(y, i, sh, ph, dh, h)
-                    base = y * ow
-                    if iy < 0:
-                        for xo in range(ow):
-                            cols[b, row, base + xo] = 0
-                        continue
-                    for xo in range(ow):
-                        ix = index_maps.source(xo, j, sw, pw, dw, w)
-                        if ix >= 0:
-                            cols[b, row, base + xo] = x[b, ch, iy, ix]
-                        else:
-                            cols[b, row, base + xo] = 0
+        im2col_batch(x[b:b + 1], kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols[b],
+                     ch * rows, (ch + 1) * rows)
 
 
 @njit(**_JIT)
 def col2im(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, t0, t1):
-    """cols: (N, C*kh*kw, oh*ow) summed back into x: (N, C, H, W) (x is zeroed first)."""
-    n, c, h, w = x.shape
+    """cols: (N, C*kh*kw, oh*ow) summed back into x: (N, C, H, W) (x is zeroed first).
+
+    :func:`col2im_batch` (course task 4.3) on one sample at a time: sample
+    ``b``'s columns are a batch of one.
+    """
+    c = x.shape[1]
     for task in range(t0, t1):
         b = task // c
         ch = task - b * c
-        for yy in range(h):
-            for xx in range(w):
-                x[b, ch, yy, xx] = 0
-        for i in range(kh):
-            for j in range(kw):
-                row = (ch * kh + i) * kw + j
-                for y in range(oh):
-                    iy = index_maps.source(y, i, sh, ph, dh, h)
-                    if iy < 0:
-                        continue
-                    base = y * ow
-                    for xo in range(ow):
-                        ix = index_maps.source(xo, j, sw, pw, dw, w)
-                        if ix >= 0:
-                            x[b, ch, iy, ix] += cols[b, row, base + xo]
+        col2im_batch(cols[b], kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x[b:b + 1], ch, ch + 1)
 
 
 @njit(**_JIT)
@@ -104,7 +88,27 @@ def max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, out, idx, t0, t1):
 
 @njit(**_JIT)
 def max_pool2d_backward(grad, idx, out, t0, t1):
-    """Route each output gradient to its window's winner (out is zeroed first)."""
+    """Max pooling's backward: each output's gradient goes to the input pixel that won its window.
+
+    Args:
+        grad: the gradient of the pooled output, shape ``(N, C, oh, ow)``.
+        idx: the winners that :func:`max_pool2d` recorded, same shape: the flat
+            position ``iy * W + ix`` of each window's winner in its ``(H, W)`` plane.
+        out: the gradient of the input, shape ``(N, C, H, W)``; its old contents
+            are garbage (it must be overwritten).
+        t0, t1: the planes to do: plane ``task`` is sample ``task // C``, channel
+            ``task % C``, for ``t0 <= task < t1``; no other plane is touched.
+
+    Windows overlap when the stride is smaller than the kernel: a pixel that
+    wins several windows gets the sum of their gradients; a pixel that wins
+    none gets 0.
+
+    Example: a 2x2 plane pooled by one 2x2 window whose winner is pixel 2
+    (row 1, column 0), with gradient 5, gives ``out = [[0, 0], [5, 0]]``.
+    """
+    # Task 4.9: max pooling's backward for planes t0..t1-1: every input pixel's gradient is
+    # the sum of the gradients of the windows it won.
+    ### BEGIN SOLUTION
     n, c, oh, ow = grad.shape
     h, w = out.shape[2], out.shape[3]
     for task in range(t0, t1):
@@ -117,6 +121,7 @@ def max_pool2d_backward(grad, idx, out, t0, t1):
             for xo in range(ow):
                 k = idx[b, ch, y, xo]
                 out[b, ch, k // w, k % w] += grad[b, ch, y, xo]
+    ### END SOLUTION
 
 
 # ---------------------------------------------------------------------------
@@ -224,9 +229,28 @@ def max_pool2d_tiles_backward(grad, idx, kh, kw, out, t0, t1):
 # ---------------------------------------------------------------------------
 @njit(**_JIT)
 def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
-    """x: (N, C, H, W) -> cols: (C*kh*kw, N*oh*ow); task = one row of ``cols``."""
-    # Task 4.2: im2col: copy each receptive field of x into one column of cols
-    # (C*kh*kw, N*oh*ow), zeros for padding.
+    """im2col for a whole batch: every receptive field of ``x`` becomes one column of ``cols``.
+
+    Args:
+        x: the input, shape ``(N, C, H, W)``.
+        kh, kw, sh, sw, ph, pw, dh, dw: the kernel size, stride, padding and
+            dilation along the height and the width.
+        oh, ow: the output's height and width (each window is one output pixel).
+        cols: the result, shape ``(C*kh*kw, N*oh*ow)``: row ``(ch*kh + i)*kw + j``
+            holds tap ``(i, j)`` of channel ``ch``; column ``(b*oh + y)*ow + xo``
+            is the window of output pixel ``(y, xo)`` of sample ``b``.  Taps that
+            fall into the padding are 0.  Its old contents are garbage.
+        t0, t1: the rows of ``cols`` to fill (``t0 <= row < t1``); no other row
+            is touched, so rows can be filled in parallel.
+
+    :func:`index_maps.source` gives the input row (or column) that an output
+    position and a tap read, or -1 in the padding.
+
+    Example: ``x`` of shape (1, 1, 2, 2) holding ``[[1, 2], [3, 4]]``, a 2x2 kernel,
+    stride 1, no padding: ``oh = ow = 1`` and ``cols = [[1], [2], [3], [4]]``.
+    """
+    # Task 4.2: fill rows t0..t1-1 of cols: each column of cols is one receptive field of
+    # x (one output pixel of one sample), each row one tap of one channel, 0 in the padding.
     ### BEGIN SOLUTION
     n, c, h, w = x.shape
     L = oh * ow
@@ -255,9 +279,26 @@ def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
 
 @njit(**_JIT)
 def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, t0, t1):
-    """cols: (C*kh*kw, N*oh*ow) summed back into x: (N, C, H, W)."""
-    # Task 4.3: col2im: zero x, then add every entry of cols back into the input
-    # pixel it was copied from.
+    """col2im for a whole batch, the adjoint of :func:`im2col_batch`: columns summed back.
+
+    Args:
+        cols: shape ``(C*kh*kw, N*oh*ow)``, laid out as :func:`im2col_batch` fills it.
+        kh, kw, sh, sw, ph, pw, dh, dw, oh, ow: the geometry, as for im2col_batch.
+        x: the result, shape ``(N, C, H, W)``; its old contents are garbage.
+        t0, t1: the planes of ``x`` to compute: plane ``task`` is sample
+            ``task // C``, channel ``task % C``, for ``t0 <= task < t1``; no other
+            plane is touched.
+
+    Each pixel of ``x`` gets the sum of every entry of ``cols`` that im2col
+    would have copied from it (entries from the padding go nowhere): so for
+    any ``v`` and ``cols``, ``sum(im2col(v) * cols) == sum(v * col2im(cols))``.
+    This is im2col's backward.
+
+    Example: a (1, 1, 3, 1) input, a 2x1 kernel, stride 1: ``oh = 2``, and
+    ``cols = [[1, 10], [100, 1000]]`` gives ``x = [[[[1], [110], [1000]]]]``.
+    """
+    # Task 4.3: compute planes t0..t1-1 of x: every pixel is the sum of the entries of cols
+    # that im2col would have copied from it.
     ### BEGIN SOLUTION
     n, c, h, w = x.shape
     L = oh * ow
