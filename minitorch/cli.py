@@ -19,6 +19,7 @@ status; docs/cli-errors.md lists them.  The work itself lives in
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import os
@@ -74,6 +75,25 @@ def _explicit(ctx: click.Context) -> set[str]:
             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
 
 
+class _Choice(click.Choice):
+    """``click.Choice`` that suggests the closest choice for a misspelled value.
+
+    Click suggests a command for a misspelled command (``minitorch trian``:
+    "Did you mean train?") but not a value for a misspelled choice; ``difflib``
+    finds it here: ``minitorch train minst`` ends with "Did you mean mnist?".
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as e:
+            close = difflib.get_close_matches(str(value), [str(c) for c in self.choices], n=1)
+            if close:
+                e.message = f"{e.message} Did you mean {close[0]}?"
+            raise
+
+
 def _set_threads(threads: int | None) -> None:
     check_threads(threads)
     if threads is not None:
@@ -90,8 +110,8 @@ def main() -> None:
 # train
 # ---------------------------------------------------------------------------
 @main.command()
-@click.argument("task", type=click.Choice(TASKS), default="mnist")
-@click.option("--model", type=click.Choice(["lenet", "mlp"]), default=None,
+@click.argument("task", type=_Choice(TASKS), default="mnist")
+@click.option("--model", type=_Choice(["lenet", "mlp"]), default=None,
               help="Network: lenet (default) or mlp for mnist; the 2-D tasks train a small "
                    "MLP (mlp).")
 @click.option("--epochs", type=click.IntRange(min=1), default=None,
@@ -101,9 +121,9 @@ def main() -> None:
 @click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Learning rate (default for adam: 2e-3 on mnist, 1e-2 on 2-D tasks; "
                    "for sgd: 0.05).")
-@click.option("--optimizer", type=click.Choice(["adam", "sgd"]), default="adam",
+@click.option("--optimizer", type=_Choice(["adam", "sgd"]), default="adam",
               show_default=True)
-@click.option("--schedule", type=click.Choice(["cosine", "none"]), default="cosine",
+@click.option("--schedule", type=_Choice(["cosine", "none"]), default="cosine",
               show_default=True, help="Learning-rate schedule over the epochs.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--device", default="cpu", show_default=True, help="cpu or cuda[:N].")
@@ -213,16 +233,45 @@ def train(ctx: click.Context, task: str, model: str | None, epochs: int | None,
         click.echo(history_json(history, cfg))
 
 
-def _progress_bar(iterable: Any, length: int, label: str) -> Any:
-    """``click.progressbar`` with an ETA that ignores the first, compiling batches."""
-    eta = Eta(length)
+def _progress_bar(iterable: Any, length: int, label: str) -> "_LateBar":
+    """An epoch's progress bar, drawn from the end of its first batch on (see _LateBar)."""
+    return _LateBar(iterable, length, label)
 
-    def timed() -> Any:
-        for item in iterable:
+
+class _LateBar:
+    """``click.progressbar`` that appears once the first batch is done, with an honest ETA.
+
+    A bar drawn before the first batch would sit at ``0/63`` while Numba
+    compiles, and stay on the screen above the "compiling kernels" notice
+    printed meanwhile; drawn after the first batch, it starts below the notice
+    (and a warm run draws it a fraction of a second later).  :class:`Eta`
+    estimates the time left from the batches after the first, compiling ones.
+    """
+
+    def __init__(self, iterable: Any, length: int, label: str) -> None:
+        self.iterable, self.length, self.label = iterable, length, label
+        self.eta = Eta(length)
+        self.bar: Any = None
+
+    def __enter__(self) -> Any:
+        return self._items()
+
+    def _items(self) -> Any:
+        for item in self.iterable:
             yield item
-            eta.step()          # runs when the loop asks for the next item: the batch is done
-    return click.progressbar(timed(), length=length, label=label, file=sys.stderr,
-                             show_eta=False, show_pos=True, item_show_func=lambda _: eta.text())
+            self.eta.step()     # runs when the loop asks for the next item: the batch is done
+            if self.bar is None:
+                self.bar = click.progressbar(length=self.length, label=self.label,
+                                             file=sys.stderr, show_eta=False, show_pos=True,
+                                             item_show_func=lambda _: self.eta.text())
+                self.bar.update(1)          # first at 1/N: a 0/N bar would flash by
+                self.bar.__enter__()
+            else:
+                self.bar.update(1)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 def _pause_hook(spec: str) -> Callable[[str, int, int], None]:

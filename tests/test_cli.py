@@ -56,8 +56,8 @@ def assert_user_error(res, *needles: str) -> str:
 
 def metrics(history: list) -> list:
     """A run's numbers without its timings."""
-    return [{k: v for k, v in h.items() if k not in ("seconds", "images_per_second")}
-            for h in history]
+    timings = ("seconds", "images_per_second", "compile_seconds", "compile_cpu_seconds")
+    return [{k: v for k, v in h.items() if k not in timings} for h in history]
 
 
 @pytest.fixture(scope="module")
@@ -407,6 +407,153 @@ def test_first_slow_batch_says_it_is_compiling(monkeypatch):
     assert res.exit_code == 0, res.output
     assert "compiling kernels (first run only" in res.output
     assert res.output.count("compiling kernels") == 1
+
+
+class FakeClock:
+    """``time.perf_counter`` that moves only when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_compile_time_is_reported_on_its_own_line_and_left_out_of_epoch_1(monkeypatch):
+    """Epoch 1's seconds and img/s count the batches' work, not Numba's compiling.
+
+    A fake clock makes it exact: every batch "works" for 1 s, and the first
+    one also "compiles" for 30 s, announced through Numba's own events as a
+    real compilation is (inside the compiler lock).
+    """
+    import time
+
+    from numba.core import event
+
+    from minitorch.demos import train
+    clock = FakeClock()
+    monkeypatch.setattr(time, "perf_counter", clock)
+    real = train.forward_backward
+
+    def step(*args):
+        if step.calls == 0:
+            with event.trigger_event("numba:compiler_lock"):
+                with event.trigger_event("numba:compile"):
+                    clock.now += 30.0
+        step.calls += 1
+        clock.now += 1.0
+        return real(*args)
+    step.calls = 0
+    monkeypatch.setattr(train, "forward_backward", step)
+    res = invoke("train", "xor", "--epochs", "2", "--batch-size", "100", "--no-progress",
+                 "--json")
+    assert res.exit_code == 0, res.output
+    first, second = json.loads(res.stdout)["history"]
+    assert first["seconds"] == pytest.approx(4.0)             # 400 points, 4 batches of 1 s
+    assert first["images_per_second"] == pytest.approx(100.0)
+    assert first["compile_seconds"] == pytest.approx(30.0)
+    assert second["seconds"] == pytest.approx(4.0) and second["compile_seconds"] == 0
+    lines = res.stderr.splitlines()
+    report = [line for line in lines if line.startswith("compiled kernels in")]
+    assert report == ["compiled kernels in 30.0 s (first run on this machine; cached for later "
+                      "runs; not counted in the epoch time)"], lines
+    # before epoch 1's line, and only once
+    assert lines.index(report[0]) == lines.index(next(x for x in lines if x.startswith("epoch"))) - 1
+
+
+def test_a_warm_run_reports_no_compile_and_a_cache_load_only_when_it_is_long(monkeypatch):
+    from minitorch.demos.progress import compile_report
+    assert compile_report(0.0, 0.2) is None
+    assert compile_report(0.0, 2.0).startswith("loaded kernels from Numba's disk cache in 2.0 s")
+    assert compile_report(5.0, 6.0).startswith("compiled kernels in 6.0 s")
+
+
+def test_compile_clock_measures_nested_events_once():
+    from numba.core import event
+
+    from minitorch.demos.progress import CompileClock
+    with CompileClock() as clock:
+        with event.trigger_event("numba:compiler_lock"):       # a cache load: no compile
+            pass
+        with event.trigger_event("numba:compiler_lock"):
+            with event.trigger_event("numba:compile"):
+                with event.trigger_event("numba:compiler_lock"):   # a callee, nested
+                    with event.trigger_event("numba:compile"):
+                        before = clock.locked
+    assert clock.compiling <= clock.locked and before <= clock.locked
+    # after the block the clock no longer listens
+    frozen = clock.locked
+    with event.trigger_event("numba:compiler_lock"):
+        import time
+        time.sleep(0.01)
+    assert clock.locked == frozen
+
+
+def test_the_progress_bar_appears_after_the_first_batch(monkeypatch):
+    """No ``0/3`` bar is left above the compiling notice: the bar starts at ``1/3``."""
+    import io
+    import sys as _sys
+
+    from minitorch import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+    screen = Terminal()
+    monkeypatch.setattr(_sys, "stderr", screen)
+    with cli._progress_bar(range(3), 3, "epoch 1/1") as items:
+        for i in items:
+            if i == 0:
+                screen.write("compiling kernels ...\n")       # what the notice prints
+    text = screen.getvalue()
+    assert text.startswith("compiling kernels ...\n"), text
+    assert "0/3" not in text and "1/3" in text and "3/3" in text
+
+
+def test_a_batch_larger_than_the_training_set_warns_and_trains_one_batch_an_epoch():
+    res = invoke("train", "xor", "--epochs", "2", "--batch-size", "1000", "--no-progress")
+    assert res.exit_code == 0, res.output
+    warnings = [line for line in res.output.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: --batch-size 1000 is larger than the 400 training samples: "
+                        "each epoch is one batch of 400 (as DataLoader gives), so 2 epochs make "
+                        "only 2 steps of the optimizer; give a smaller --batch-size (default 64)"]
+    assert res.output.count("epoch ") >= 2
+    # with --limit the training set is what is left; a batch that fits says nothing
+    res = invoke("train", "mnist", "--model", "mlp", "--epochs", "1", "--limit", "64",
+                 "--test-limit", "10", "--batch-size", "64", "--no-progress")
+    assert res.exit_code == 0 and "warning" not in res.output, res.output
+
+
+@pytest.mark.parametrize("args, suggestion", [(["train", "minst"], "Did you mean mnist?"),
+                                              (["train", "sprial"], "Did you mean spiral?"),
+                                              (["train", "--optimizer", "adma"],
+                                               "Did you mean adam?"),
+                                              (["train", "--model", "lnet"],
+                                               "Did you mean lenet?")])
+def test_a_misspelled_choice_gets_a_suggestion(args, suggestion):
+    res = invoke(*args)
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert res.output.strip().splitlines()[-1].endswith(suggestion), res.output
+
+
+def test_a_choice_far_from_every_option_gets_no_suggestion():
+    res = invoke("train", "imagenet")
+    assert res.exit_code == 2, res.output
+    assert "is not one of" in res.output and "Did you mean" not in res.output
+
+
+def test_readme_docs_and_notice_quote_the_same_cold_compile_figure():
+    """ONE figure for a first run's compile: the notice's, the README's, docs/training.md's."""
+    from minitorch.demos.progress import COMPILE_CORES, COMPILE_SECONDS, compile_notice
+    figure = f"about {COMPILE_SECONDS['lenet']} s"
+    cores = f"{COMPILE_CORES} cores"
+    assert figure in compile_notice("lenet") and cores in compile_notice("lenet")
+    for doc in ("README.md", "docs/training.md"):
+        text = " ".join((ROOT / doc).read_text().split())      # ignore line breaks
+        assert figure in text and cores in text, doc
+        # no other figure for it left behind
+        for stale in ("about 15 s", "about 15 seconds", "about 30 s", "~30 s"):
+            assert stale not in text, (doc, stale)
 
 
 def test_eta_waits_for_the_first_batches():

@@ -40,7 +40,7 @@ from .interrupt import InterruptGuard
 from .models import build_model
 from .plots import plot_history as _plot_history
 from .plots import run_title
-from .progress import COMPILE_SECONDS, SlowStartNotice
+from .progress import CompileClock, SlowStartNotice, compile_notice, compile_report
 
 __all__ = ["TrainConfig", "train", "Interrupted", "evaluate", "defaults_for", "history_json",
            "plot_history", "RUN_FIELDS", "saved_config"]
@@ -249,6 +249,8 @@ def train(cfg: TrainConfig, echo: Callable[[str], None] = print,
     shard = data_shard(cfg)       # all the data, or this rank's share (--distributed)
     n_batches = shard.n_batches(n, cfg.batch_size)
     echo(_data_line(cfg, n, xt.shape[0]))
+    if cfg.batch_size > n:
+        echo(_batch_warning(cfg, n))
     if state is not None:
         pos, history = _restore(state, cfg, model, opt, sched, n, n_batches)
         where = "evaluation" if pos.phase == "evaluate" else f"batch {pos.batch}/{n_batches}"
@@ -257,8 +259,8 @@ def train(cfg: TrainConfig, echo: Callable[[str], None] = print,
         pos, history = _Position(rng=get_rng_state()), []
     loop = _Loop(cfg, model, opt, sched, xs, ys, xt, yt, echo, progress, pause or _no_pause)
     loop.shard, loop.n_batches, loop.net = shard, n_batches, shard.wrap(model)
-    with InterruptGuard() as guard:
-        loop.guard = guard
+    with InterruptGuard() as guard, CompileClock() as clock:
+        loop.guard, loop.clock = guard, clock
         try:
             loop.run(pos, history)
         except KeyboardInterrupt:
@@ -277,6 +279,21 @@ def _data_line(cfg: TrainConfig, n_train: int, n_test: int) -> str:
             f"and {test_part} from {describe_source(cfg.task, cfg.data_dir)}")
 
 
+def _batch_warning(cfg: TrainConfig, n_train: int) -> str:
+    """``--batch-size`` larger than the training set: what happens instead, in one line.
+
+    As PyTorch's ``DataLoader`` (without ``drop_last``) the run goes on with
+    one smaller batch: the whole training set, so one optimizer step per
+    epoch, which is why such a run learns so little.
+    """
+    epochs = f"{cfg.epochs} epoch{'s' if cfg.epochs != 1 else ''}"
+    steps = f"{cfg.epochs} step{'s' if cfg.epochs != 1 else ''}"
+    return (f"warning: --batch-size {cfg.batch_size} is larger than the {n_train} training "
+            f"samples: each epoch is one batch of {n_train} (as DataLoader gives), so "
+            f"{epochs} make only {steps} of the optimizer; give a smaller --batch-size "
+            f"(default 64)")
+
+
 def _no_pause(where: str, epoch: int, batch: int) -> None:
     return None
 
@@ -293,12 +310,16 @@ class _Loop:
         self.loss_fn = nn.CrossEntropyLoss()
         self.n_batches = -(-xs.shape[0] // cfg.batch_size)
         self.guard: InterruptGuard = InterruptGuard()
+        # Time under Numba's compiler lock is left out of the epochs' seconds.
+        self.clock = CompileClock()
+        self._lock_mark = (0.0, 0.0, 0.0)   # (compiling, locked, its CPU) at the epoch's start
         # --distributed: the rank's share of each epoch, and the model in DistributedDataParallel.
         self.shard: LocalShard = LocalShard()
         self.net: nn.Module = model
 
     def run(self, pos: _Position, history: list) -> None:
         while pos.epoch < self.cfg.epochs:
+            self._lock_mark = (self.clock.compiling, self.clock.locked, self.clock.locked_cpu)
             if pos.phase == "train":
                 self.train_epoch(pos)
             self.evaluate_epoch(pos, history)
@@ -315,20 +336,20 @@ class _Loop:
         batches = range(pos.batch, self.n_batches)
         bar = self.progress(batches, len(batches), f"epoch {epoch}/{cfg.epochs}") \
             if self.progress else _nullcontext(batches)
-        last = time.perf_counter()
+        last = self._work_time()
         with bar as items:
             for b in items:
                 self.pause("batch", epoch, b)
                 idx = self.shard.batch(pos.perm, b, cfg.batch_size).to(self.xs.device)
                 xb, yb = self.xs.index_select(0, idx), self.ys.index_select(0, idx)
-                with _first_batch_notice(self.echo, cfg.model):
+                with SlowStartNotice.first("train", self.echo, compile_notice(cfg.model)):
                     logits, loss = forward_backward(self.net, self.loss_fn, self.opt, xb, yb)
                     self.pause("forward", epoch, b)
                     loss_sum, correct, seen = self.shard.stats(*_batch_stats(logits, yb, loss),
                                                                yb.shape[0])
                     with guard.hold():
                         self.opt.step()
-                        now = time.perf_counter()
+                        now = self._work_time()
                         r = pos.running
                         r["loss_sum"] += loss_sum
                         r["correct"] += correct
@@ -343,6 +364,10 @@ class _Loop:
                 self.sched.step()
             pos.phase = "evaluate"
 
+    def _work_time(self) -> float:
+        """A clock that stands still while Numba holds its compiler lock."""
+        return time.perf_counter() - self.clock.locked
+
     def evaluate_epoch(self, pos: _Position, history: list) -> None:
         cfg, epoch = self.cfg, pos.epoch + 1
         with SlowStartNotice.first("evaluate", self.echo, "compiling the evaluation kernels "
@@ -355,7 +380,11 @@ class _Loop:
         seen = max(r["seen"], 1)
         record = {"epoch": epoch, "loss": r["loss_sum"] / seen, "train_acc": r["correct"] / seen,
                   "test_acc": test_acc, "test_loss": test_loss, "seconds": r["seconds"],
-                  "images_per_second": r["seen"] / r["seconds"] if r["seconds"] else 0.0}
+                  "images_per_second": r["seen"] / r["seconds"] if r["seconds"] else 0.0,
+                  "compile_seconds": self.clock.locked - self._lock_mark[1],
+                  "compile_cpu_seconds": self.clock.locked_cpu - self._lock_mark[2]}
+        compiled = compile_report(self.clock.compiling - self._lock_mark[0],
+                                  record["compile_seconds"])
         with self.guard.hold():
             history.append(record)
             pos.epoch, pos.phase, pos.batch, pos.perm = epoch, "train", 0, None
@@ -363,6 +392,8 @@ class _Loop:
             if cfg.checkpoint:
                 _save(_state(cfg, self.model, self.opt, self.sched, pos, history),
                       cfg.checkpoint)
+        if compiled:
+            self.echo(compiled)
         self.echo(f"epoch {epoch:>3}/{cfg.epochs}  loss {record['loss']:.4f}  "
                   f"train acc {100 * record['train_acc']:.2f}%  test acc {100 * test_acc:.2f}%  "
                   f"{record['seconds']:.1f}s  {record['images_per_second']:.0f} img/s")
@@ -396,13 +427,6 @@ def _save(state: dict, path: str) -> None:
     except OSError as e:
         raise UserError(f"--checkpoint {path}: cannot write it ({e.strerror or e}); the "
                         "previous checkpoint there is unchanged") from None
-
-
-def _first_batch_notice(echo: Callable[[str], None], model: str) -> Any:
-    seconds = COMPILE_SECONDS.get(model, 10)
-    return SlowStartNotice.first("train", echo, f"compiling kernels (first run only, "
-                                 f"~{seconds} s; later runs load them from Numba's disk "
-                                 "cache)...")
 
 
 class _nullcontext:
