@@ -18,9 +18,9 @@ code     name         byte = stored + ...
                       to left + up - upper-left
 =======  ===========  ===========================================
 
-Supported: bit depths 1 to 16, grey, grey+alpha, RGB, RGBA and palette
-images, not interlaced (Adam7): others raise :class:`UnsupportedPNG`, damaged
-files ``ValueError``.
+Supported: every colour type and bit depth the PNG standard allows (grey,
+grey+alpha, RGB, RGBA and palette, 1 to 16 bits), not interlaced (Adam7):
+interlaced files raise :class:`UnsupportedPNG`, damaged files ``ValueError``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ __all__ = ["read_png", "MAX_PIXELS", "UnsupportedPNG"]
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}   # colour type -> samples per pixel
+_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}  # allowed
 
 
 # 8 million (a 12-megapixel phone photo is refused; predict then tries matplotlib): far
@@ -80,9 +81,11 @@ def read_png(path: str) -> np.ndarray:
     if header is None or not idat:
         raise ValueError(f"{path}: PNG without header or image data")
     width, height, depth, colour, _, _, interlace = header
-    if colour not in _CHANNELS or depth not in (1, 2, 4, 8, 16) or interlace:
-        raise UnsupportedPNG(f"{path}: unsupported PNG (colour type {colour}, bit depth {depth}"
-                         f"{', interlaced' if interlace else ''})")
+    if depth not in _DEPTHS.get(colour, ()) or interlace > 1:
+        raise ValueError(f"{path}: damaged PNG header (colour type {colour}, bit depth {depth}, "
+                         f"interlace method {interlace})")
+    if interlace:
+        raise UnsupportedPNG(f"{path}: unsupported PNG (interlaced)")
     if width == 0 or height == 0:
         raise ValueError(f"{path}: the PNG has no pixels ({width}x{height})")
     if width * height > MAX_PIXELS:

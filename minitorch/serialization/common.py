@@ -85,7 +85,7 @@ def target_device(saved: str, map_location: Any, source: str) -> device_cls:
                             (result if not isinstance(result, UntypedStorage) else "cpu"))
         else:
             dev = as_device(loc)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RuntimeError) as e:
         if loc is None or isinstance(loc, dict):     # the *file's* device string is bad
             raise fail(source, f"unknown device {saved!r} ({e})") from None
         raise
