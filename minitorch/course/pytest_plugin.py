@@ -126,6 +126,21 @@ class _EventLog:
         self.write(event="session_finish", exitstatus=int(exitstatus))
 
 
+def _call_site(item: Any, excinfo: Any) -> str:
+    """Where the test called the kernel that did not compile (the last frame of ours)."""
+    root = Path(str(item.config.rootpath))
+    for entry in reversed(list(excinfo.traceback)):
+        path = Path(str(entry.path))
+        if "site-packages" in path.parts or not path.is_relative_to(root):
+            continue
+        try:
+            statement = str(entry.statement).strip()
+        except Exception:                     # noqa: BLE001  (no source: say where only)
+            statement = ""
+        return f"  called from {path.relative_to(root).as_posix()}:{entry.lineno + 1}: {statement}"
+    return f"  (in {item.nodeid})"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     outcome = yield
@@ -134,7 +149,7 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
             and item.config.getoption("--course-report", default=None)):
         trimmed = trim_numba_error(call.excinfo.value)
         if trimmed is not None:
-            report.longrepr = f"{trimmed}\n  (in {item.nodeid})"
+            report.longrepr = f"{trimmed}\n{_call_site(item, call.excinfo)}"
 
 
 @pytest.hookimpl(trylast=True)
