@@ -64,7 +64,22 @@ def _contiguous_strides_of_tuple(shape: tuple) -> tuple:
 
 
 def _contiguous_strides(shape: Sequence[int]) -> tuple:
-    # Task 1.3: row-major strides for shape (the last dimension moves fastest).
+    """The strides of a fresh (row-major) tensor of ``shape``, counted in elements.
+
+    Args:
+        shape: a sequence of sizes (ints >= 0; a list is fine).
+
+    Returns:
+        A tuple of Python ints, one per dim, such that walking the elements in
+        row-major order (the last index moving fastest) visits storage
+        positions 0, 1, 2, ... in turn: NumPy's ``np.empty(shape).strides``
+        divided by the item size.  A dim of size 0 counts as size 1 (as in
+        PyTorch), so that the strides are never 0.
+
+    >>> _contiguous_strides((2, 3, 4))
+    (12, 4, 1)
+    """
+    # Task 1.3: the row-major strides of shape, as a tuple of ints.
     ### BEGIN SOLUTION
     strides = [1] * len(shape)
     acc = 1
@@ -83,15 +98,16 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     >>> is_contiguous((4, 3), (3, 1)), is_contiguous((3, 4), (1, 3))
     (True, False)
     """
-    expected = 1
-    for d in range(len(shape) - 1, -1, -1):
-        size = shape[d]
-        if size == 0:
-            return True
-        if size != 1:
-            if strides[d] != expected:
-                return False
-            expected *= size
+    # The strides a fresh tensor of this shape has (task 1.3), compared where they matter:
+    # a size-1 dim is never stepped along, so its stride is free.
+    want = contiguous_strides(shape)
+    if strides == want:
+        return True              # the common case, a fresh tensor: one tuple comparison
+    if 0 in shape:
+        return True
+    for d in range(len(shape)):
+        if shape[d] != 1 and strides[d] != want[d]:
+            return False
     return True
 
 
@@ -192,7 +208,8 @@ def expand_strides(shape: Sequence[int], strides: Sequence[int], target: Sequenc
     A stretched dimension gets stride 0: every index along it reads the same
     element.  ``-1`` in ``target`` keeps the existing size.
     """
-    # Task 1.5: present shape as target without copying: stretched dims get stride 0.
+    # Task 1.5: the shape and strides that show shape/strides as target without copying, or
+    # PyTorch's RuntimeError.
     ### BEGIN SOLUTION
     if len(target) < len(shape):
         raise RuntimeError(
@@ -491,15 +508,36 @@ def loop_plan(shape: Sequence[int], *stride_lists: Sequence[int]):
 
 
 def index_to_position(index: Sequence[int], strides: Sequence[int], offset: int = 0) -> int:
-    """Storage position of a multi-dimensional index."""
-    # Task 1.1: offset plus the sum of index[d] * strides[d].
+    """The storage position that a multi-index reads in a strided tensor.
+
+    Args:
+        index: one coordinate per dim (each ``0 <= index[d] < shape[d]``).
+        strides: the tensor's strides, in elements (any sign, 0 included).
+        offset: the storage position of element ``(0, 0, ...)``.
+
+    Returns:
+        The position in storage of element ``index``.  Example: in a (2, 3)
+        matrix with strides (3, 1) and offset 0, element (1, 2) is at 5; in its
+        transpose (strides (1, 3)) element (2, 1) is at 5 too.
+    """
+    # Task 1.1: the storage position of index in a tensor with these strides and offset.
     ### BEGIN SOLUTION
     return offset + sum(i * s for i, s in zip(index, strides))
     ### END SOLUTION
 
 
 def position_to_index(ordinal: int, shape: Sequence[int]) -> tuple:
-    """The multi-index of the ``ordinal``-th element in row-major order."""
+    """The multi-index of the ``ordinal``-th element in row-major order.
+
+    Args:
+        ordinal: which element, counting from 0 in row-major order (the last
+            index moving fastest); ``0 <= ordinal < numel(shape)``.
+        shape: the tensor's shape (sizes >= 1).
+
+    Returns:
+        A tuple of ints, one per dim: what ``np.unravel_index(ordinal, shape)``
+        gives.  Example: the element number 5 of a (2, 3) tensor is ``(1, 2)``.
+    """
     # Task 1.2: the multi-index of the ordinal-th element in row-major order.
     ### BEGIN SOLUTION
     index = [0] * len(shape)

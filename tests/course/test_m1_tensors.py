@@ -22,6 +22,33 @@ def _numpy_strides(shape: tuple) -> tuple:
     return tuple(s // 8 for s in np.empty(shape, dtype=np.float64).strides)
 
 
+@st.composite
+def strided_views(draw, max_dims=4):
+    """A random view of ``np.arange``: sliced (steps of any sign), transposed, maybe expanded.
+
+    Returns ``(base, view)``: ``view[index]`` is the storage position it reads.
+    """
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=0, max_size=max_dims)))
+    base = np.arange(int(np.prod(shape)), dtype=np.int64)
+    view = base.reshape(shape)
+    slices = tuple(slice(None, None, draw(st.sampled_from([1, 2, -1, -2]))) for _ in shape)
+    view = view[slices] if slices else view     # ``x[()]`` of a 0-d array is a number
+    view = view.transpose(draw(st.permutations(range(len(shape)))))
+    if view.ndim < max_dims and draw(st.booleans()):
+        # A new size-1 dim (NumPy gives it stride 0): its stride must never matter.
+        at = draw(st.integers(0, view.ndim))
+        view = view[(slice(None),) * at + (None,)]
+    return base, view
+
+
+def _header(base, view):
+    """``(shape, strides, offset)`` of a NumPy view of ``base``, in elements."""
+    strides = tuple(s // base.itemsize for s in view.strides)
+    offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) \
+        // base.itemsize
+    return view.shape, strides, offset
+
+
 @pytest.mark.task("1.1")
 def test_index_to_position_examples():
     assert layout.index_to_position((1, 2), (3, 1)) == 5
@@ -39,11 +66,26 @@ def test_index_to_position_matches_numpy(shape, data):
     assert layout.index_to_position(index, _numpy_strides(shape)) == arr[index]
 
 
+@pytest.mark.task("1.1")
+@settings(max_examples=60, deadline=None)
+@given(strided_views(), st.data())
+def test_index_to_position_of_any_view_matches_numpy(views, data):
+    # Negative and transposed strides, and an offset: the view's elements are their positions.
+    base, view = views
+    shape, strides, offset = _header(base, view)
+    index = tuple(data.draw(st.integers(0, s - 1)) for s in shape)
+    assert layout.index_to_position(index, strides, offset) == view[index]
+    assert layout.index_to_position(list(index), list(strides), offset) == view[index]
+
+
 @pytest.mark.task("1.2")
 def test_position_to_index_examples():
     assert layout.position_to_index(5, (2, 3)) == (1, 2)
     assert layout.position_to_index(0, (2, 3, 4)) == (0, 0, 0)
     assert layout.position_to_index(23, (2, 3, 4)) == (1, 2, 3)
+    assert layout.position_to_index(7, (3, 4)) == (1, 3)
+    assert layout.position_to_index(3, (1, 4, 1)) == (0, 3, 0)
+    assert layout.position_to_index(0, ()) == ()
 
 
 @pytest.mark.task("1.2")
@@ -81,11 +123,41 @@ def test_broadcast_shapes_match_numpy(shape, data):
     assert layout.broadcast_shapes(other, shape) == np.broadcast_shapes(other, shape)
 
 
+shapes0 = st.lists(st.integers(0, 3), min_size=0, max_size=4).map(tuple)
+
+
+def _numpy_broadcast(*shapes):
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+
+
+@pytest.mark.task("1.4")
+@settings(max_examples=100, deadline=None)
+@given(st.lists(shapes0, min_size=1, max_size=4))
+def test_broadcast_shapes_of_several_shapes_match_numpy_or_raise(shapes):
+    # Sizes 0 and 1 and mismatches: NumPy's answer, or PyTorch's RuntimeError where NumPy refuses.
+    want = _numpy_broadcast(*shapes)
+    if want is None:
+        with pytest.raises(RuntimeError):
+            layout.broadcast_shapes(*shapes)
+    else:
+        assert layout.broadcast_shapes(*shapes) == want
+
+
 @pytest.mark.task("1.4")
 def test_broadcast_shapes_examples_and_errors():
     assert layout.broadcast_shapes((4, 1, 3), (5, 1)) == (4, 5, 3)
     assert layout.broadcast_shapes((), (2, 3)) == (2, 3)
     assert layout.broadcast_shapes((2, 1), (1, 3), (1, 1, 1)) == (1, 2, 3)
+    assert layout.broadcast_shapes((0,), (1,)) == (0,)
+    assert layout.broadcast_shapes((3, 1), (1,), (1, 1), (3, 5)) == (3, 5)
+    assert layout.broadcast_shapes((2, 3)) == (2, 3)
+    with pytest.raises(RuntimeError):
+        layout.broadcast_shapes((0,), (2,))
+    with pytest.raises(RuntimeError):
+        layout.broadcast_shapes((1, 3), (2, 1), (1, 4))
     with pytest.raises(RuntimeError):
         layout.broadcast_shapes((2, 3), (3, 2))
     with pytest.raises(RuntimeError):
@@ -97,6 +169,11 @@ def test_expand_strides_gives_stride_zero_to_stretched_dims():
     assert layout.expand_strides((3, 1), (1, 1), (3, 4)) == ((3, 4), (1, 0))
     assert layout.expand_strides((3,), (1,), (2, 3)) == ((2, 3), (0, 1))
     assert layout.expand_strides((3, 1), (1, 1), (-1, 4)) == ((3, 4), (1, 0))
+    assert layout.expand_strides((), (), (2, 3)) == ((2, 3), (0, 0))
+    assert layout.expand_strides((2, 1), (5, 7), (2, 3)) == ((2, 3), (5, 0))   # a strided input
+    assert layout.expand_strides((2, 3), (1, 2), (2, -1)) == ((2, 3), (1, 2))  # a transpose
+    with pytest.raises(RuntimeError):
+        layout.expand_strides((3,), (1,), (-1, 3))        # -1 in a new leading dim
     with pytest.raises(RuntimeError):
         layout.expand_strides((3,), (1,), (4,))
     with pytest.raises(RuntimeError):
@@ -130,6 +207,60 @@ def test_view_strides_refuse_to_merge_a_transpose_but_split_it():
     # ... but each dim can still be split on its own.
     assert layout.view_strides((2, 3), (1, 2), (2, 3, 1)) == (1, 2, 2)
     assert layout.view_strides((4, 3), (1, 4), (2, 2, 3)) == (2, 1, 4)
+
+
+@pytest.mark.task("1.6")
+def test_view_strides_ignore_the_stride_of_a_size_one_dim():
+    # A size-1 dim is never stepped along: whatever its stride, it splits no chunk.
+    assert layout.view_strides((2, 1, 3), (3, 99, 1), (6,)) == (1,)
+    assert layout.view_strides((1, 4), (0, 1), (2, 2)) == (2, 1)
+    assert layout.view_strides((3, 1), (1, 1), (3,)) == (1,)
+
+
+def _numpy_view(view, new_shape):
+    """``view`` shown with ``new_shape`` without copying, as NumPy does it, or None."""
+    out = view.view()
+    try:
+        out.shape = new_shape         # NumPy refuses (AttributeError) when it would copy
+    except AttributeError:
+        return None
+    return out
+
+
+@st.composite
+def reshapes(draw, size):
+    """A random shape of ``size`` elements (size >= 1), with size-1 dims sprinkled in."""
+    dims = []
+    left = size
+    while left > 1 and len(dims) < 4:
+        d = draw(st.sampled_from([k for k in range(2, left + 1) if left % k == 0]))
+        dims.append(d)
+        left //= d
+    if left > 1:
+        dims.append(left)
+    for _ in range(draw(st.integers(0, 2))):
+        dims.insert(draw(st.integers(0, len(dims))), 1)
+    return tuple(draw(st.permutations(dims)))
+
+
+@pytest.mark.task("1.6")
+@settings(max_examples=150, deadline=None)
+@given(strided_views(), st.data())
+def test_view_strides_of_any_view_agree_with_numpy(views, data):
+    # Sliced, reversed and transposed inputs: None exactly when NumPy must copy; otherwise
+    # strides that read what NumPy's reshape reads.
+    base, view = views
+    shape, strides, offset = _header(base, view)
+    new_shape = data.draw(reshapes(view.size))
+    got = layout.view_strides(shape, strides, new_shape)
+    want = _numpy_view(view, new_shape)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None and len(got) == len(new_shape)
+    read = np.lib.stride_tricks.as_strided(base[offset:] if offset >= 0 else base, new_shape,
+                                           tuple(s * base.itemsize for s in got))
+    np.testing.assert_array_equal(read, want)
 
 
 @pytest.mark.task("1.6")
