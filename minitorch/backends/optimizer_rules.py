@@ -110,19 +110,25 @@ KERNELS = {SGDStep: "sgd", AdamStep: "adam", RMSpropStep: "rmsprop", AdagradStep
 # returns its value unchanged, and the kernel does not store it.
 # ---------------------------------------------------------------------------
 def sgd_step(p, g, buf, hyper):
-    """SGD with momentum, dampening, Nesterov and weight decay: ``(buf, p)`` after the step.
+    """One step of ``torch.optim.SGD`` for one weight: ``(buf, p)`` after the step.
 
-    PyTorch's formulation, for one weight ``p`` with gradient ``g``::
+    Args:
+        p: the weight (a float); g: its gradient.
+        buf: its momentum buffer before the step (ignored on the first step,
+            and when there is no momentum: then return it unchanged).
+        hyper: an :class:`SGDStep`: ``lr``, ``momentum``, ``dampening``,
+            ``weight_decay``, ``nesterov``, ``maximize`` and ``first_step`` (True
+            when the buffer does not exist yet).
 
-        g = g + weight_decay * p
-        b = g                                  (first step)
-        b = momentum * b + (1 - dampening) * g (later steps)
-        g = g + momentum * b  if nesterov else b
-        p = p - lr * g
+    Returns:
+        ``(buf, p)``: the buffer and the weight after the step, exactly as
+        PyTorch's documented algorithm for SGD computes them.
+
+    Example: ``sgd_step(1.0, 0.5, 0.0, SGDStep(0.1, 0, 0, 0, False, False, False))``
+    is ``(0.0, 0.95)``.
     """
-    # Task 5.2: one SGD step for one weight: update the momentum buffer buf and
-    # the weight p as torch.optim.SGD does (maximize, weight decay, momentum,
-    # dampening, nesterov; the buffer starts at g on the first step).
+    # Task 5.2: one step of torch.optim.SGD for one weight: the new momentum buffer and the
+    # new weight, with every option of SGDStep.
     ### BEGIN SOLUTION
     if hyper.maximize:
         g = -g
@@ -152,17 +158,29 @@ def adam_scales(hyper):
 
 
 def adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, hyper, step_size, sqrt_bias2):
-    """Adam (AdamW when ``hyper.decoupled``): ``(exp_avg, exp_avg_sq, max_exp_avg_sq, p)``.
+    """One step of ``torch.optim.Adam`` (``torch.optim.AdamW`` when ``hyper.decoupled``).
 
-    ``m`` and ``v`` are running averages of the gradient and of its square;
-    the step is ``step_size * m / (sqrt(v) / sqrt_bias2 + eps)`` (both from
-    :func:`adam_scales`), with the largest ``v`` so far under ``amsgrad``.
-    AdamW shrinks the weight itself (``p *= 1 - lr * wd``) instead of adding
-    ``wd * p`` to the gradient, which works better with per-weight step sizes.
+    Args:
+        p: the weight (a float); g: its gradient.
+        exp_avg, exp_avg_sq, max_exp_avg_sq: its state before the step: the
+            running averages of the gradient and of its square, and the largest
+            of the latter so far (used under ``amsgrad`` only; return it unchanged
+            otherwise).
+        hyper: an :class:`AdamStep` (``step`` counts from 1).
+        step_size, sqrt_bias2: :func:`adam_scales` of ``hyper``: the bias
+            corrections, computed once for all weights; use them rather than
+            recomputing ``1 - beta ** step`` per weight.
+
+    Returns:
+        ``(exp_avg, exp_avg_sq, max_exp_avg_sq, p)`` after the step, as PyTorch's
+        documented algorithms for Adam and AdamW compute them (AdamW's weight
+        decay shrinks the weight; Adam's is added to the gradient).
+
+    Example: the first step (``step = 1``, no weight decay) moves ``p`` by ``lr``
+    against the sign of ``g``, whatever ``g``'s size (up to ``eps``).
     """
-    # Task 5.3: one Adam step for one weight: update the running averages
-    # exp_avg (m), exp_avg_sq (v), max_exp_avg_sq (amsgrad) and the weight p
-    # (maximize, weight decay: L2 or decoupled as AdamW).
+    # Task 5.3: one step of torch.optim.Adam / AdamW for one weight: its new state and the
+    # new weight, with every option of AdamStep.
     ### BEGIN SOLUTION
     if hyper.maximize:
         g = -g
@@ -186,13 +204,31 @@ def adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, hyper, step_size, sqrt_
 
 
 def rmsprop_step(p, g, square_avg, grad_avg, buf, hyper):
-    """RMSprop: ``(square_avg, grad_avg, buf, p)`` after the step.
+    """One step of ``torch.optim.RMSprop`` for one weight: ``(square_avg, grad_avg, buf, p)``.
 
-    Divide the gradient by a running root-mean-square of recent gradients.
-    ``centered`` subtracts the square of the running mean gradient (an
-    estimate of the variance instead of the second moment); ``momentum``
-    keeps a buffer of the scaled steps.
+    RMSprop divides the gradient by a running root-mean-square of recent
+    gradients (``alpha`` smooths it).  ``centered`` uses an estimate of the
+    gradient's variance instead of its second moment; ``momentum`` keeps a
+    buffer of the scaled steps.
+
+    Args:
+        p: the weight (a float); g: its gradient.
+        square_avg, grad_avg, buf: its state before the step (all start at 0):
+            the running average of the squared gradient, of the gradient (used
+            only when ``centered``), and the momentum buffer (used only when
+            ``momentum > 0``).  Return an unused one unchanged.
+        hyper: an :class:`RMSpropStep`.
+
+    Returns:
+        ``(square_avg, grad_avg, buf, p)`` after the step, as PyTorch's
+        documented algorithm for RMSprop computes them.
+
+    Example: ``alpha = 0.75``, ``lr = 0.1``, ``eps = 0``, from zero state with
+    ``g = 2``: ``square_avg = 1``, so ``p`` moves by ``0.1 * 2 / 1 = 0.2``.
     """
+    # Task 5.8: one step of torch.optim.RMSprop for one weight: its new state and the new
+    # weight, with every option of RMSpropStep.
+    ### BEGIN SOLUTION
     if hyper.maximize:
         g = -g
     if hyper.weight_decay != 0:
@@ -208,6 +244,7 @@ def rmsprop_step(p, g, square_avg, grad_avg, buf, hyper):
         p = p - hyper.lr * buf
     else:
         p = p - hyper.lr * g / avg
+    ### END SOLUTION
     return square_avg, grad_avg, buf, p
 
 
@@ -217,10 +254,35 @@ def adagrad_rate(hyper):
 
 
 def adagrad_step(p, g, state_sum, hyper, rate):
-    """Adagrad: ``(state_sum, p)``, dividing by the root of the sum of past squared gradients."""
+    """One step of ``torch.optim.Adagrad`` for one weight: ``(state_sum, p)`` after the step.
+
+    Adagrad divides each step by the root of the sum of all the weight's past
+    squared gradients: weights with large or frequent gradients get ever
+    smaller steps.
+
+    Args:
+        p: the weight (a float); g: its gradient.
+        state_sum: the sum of its past squared gradients (it starts at the
+            optimizer's ``initial_accumulator_value``).
+        hyper: an :class:`AdagradStep` (``weight_decay``, ``eps``, ``maximize``...).
+        rate: this step's learning rate, :func:`adagrad_rate` of ``hyper``
+            (``lr_decay`` already applied).
+
+    Returns:
+        ``(state_sum, p)`` after the step, as PyTorch's documented algorithm
+        for Adagrad computes them.
+
+    Example: from ``state_sum = 0`` with ``g = 2``, ``rate = 0.1``, ``eps = 0``: ``state_sum = 4``
+    and ``p`` moves by ``0.1 * 2 / 2 = 0.1``.
+    """
+    # Task 5.10: one step of torch.optim.Adagrad for one weight: the new sum of squared
+    # gradients and the new weight, with every option of AdagradStep.
+    ### BEGIN SOLUTION
     if hyper.maximize:
         g = -g
     if hyper.weight_decay != 0:
         g = g + hyper.weight_decay * p
     state_sum = state_sum + g * g
-    return state_sum, p - rate * g / (math.sqrt(state_sum) + hyper.eps)
+    p = p - rate * g / (math.sqrt(state_sum) + hyper.eps)
+    ### END SOLUTION
+    return state_sum, p

@@ -1,12 +1,10 @@
 """Adagrad: divide each step by the root of the sum of all past squared gradients.
 
 Weights with large or frequent gradients get ever smaller steps, rare ones
-keep large steps.  One step, for each parameter p with gradient g::
-
-    lr_t = lr / (1 + (step - 1) * lr_decay)
-    g = g + weight_decay * p
-    sum = sum + g * g
-    p = p - lr_t * g / (sqrt(sum) + eps)
+keep large steps.  The rule for one weight is ``adagrad_step`` in
+``backends/optimizer_rules.py`` (course task 5.10); :meth:`Adagrad.step`
+(task 5.9) applies it to every parameter, as PyTorch's documented algorithm
+says.
 """
 
 from __future__ import annotations
@@ -44,6 +42,28 @@ class Adagrad(Optimizer):
 
     @no_grad()
     def step(self, closure: Callable | None = None) -> Any:
+        """One optimisation step for every parameter that has a gradient.
+
+        Args:
+            closure: ``None``, or a function that recomputes the loss and returns
+                it (``self._closure_loss`` calls it with gradients enabled).
+
+        Returns:
+            The closure's loss, or ``None``.
+
+        Each parameter's state (made in ``__init__``) holds ``"step"``, a 0-d
+        float32 tensor counting its steps (:func:`advance_step` adds one and
+        returns the new count), and ``"sum"``, its sum of squared gradients.
+        ``self._with_grad()`` yields ``(group, p, state)`` for each parameter with
+        a gradient.  ``fused_update(hyper, p, p.grad, [state["sum"]])`` applies the
+        rule of an :class:`AdagradStep` record to all of ``p``'s elements, in place.
+
+        Example: ``Adagrad([p], lr=0.1)`` after one step with gradient ``[2.]`` has
+        moved ``p`` by ``-0.1`` and ``state["sum"]`` is ``[4.]``.
+        """
+        # Task 5.9: Adagrad's step: for every parameter with a gradient, count its step and
+        # apply Adagrad's rule with its group's settings, state and gradient.
+        ### BEGIN SOLUTION
         loss = self._closure_loss(closure)
         for group, p, state in self._with_grad():
             step = advance_step(state["step"])
@@ -53,3 +73,4 @@ class Adagrad(Optimizer):
                                 eps=float(group["eps"]), maximize=bool(group["maximize"]))
             fused_update(hyper, p, p.grad, [state["sum"]])
         return loss
+        ### END SOLUTION

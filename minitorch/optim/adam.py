@@ -1,11 +1,11 @@
 """Adam and AdamW.
 
-Adam keeps running averages of the gradient (``m``, first moment) and of its
-square (``v``, second moment), corrects their start-up bias, and steps by
-``lr * m_hat / (sqrt(v_hat) + eps)``: a per-parameter step size.  AdamW
-applies weight decay directly to the parameter (``p *= 1 - lr * wd``)
-instead of adding it to the gradient, which works better with adaptive
-step sizes.
+Adam keeps running averages of the gradient (first moment) and of its
+square (second moment), corrects their start-up bias, and divides the one by
+the root of the other: a per-parameter step size.  AdamW applies weight
+decay to the parameter itself instead of adding it to the gradient, which
+works better with adaptive step sizes.  The rule for one weight is
+``adam_step`` in ``backends/optimizer_rules.py`` (course task 5.3).
 """
 
 from __future__ import annotations

@@ -75,7 +75,22 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
-        # Task 5.1: the rates after this epoch: multiplied by gamma every step_size epochs.
+        """The learning rate of each parameter group for epoch ``self.last_epoch``.
+
+        Called by ``step()`` after it has advanced ``self.last_epoch`` (0 when
+        the scheduler is made); the optimizer's ``param_groups`` still hold the
+        previous epoch's rates (``group["lr"]``), which this must build on
+        (other schedulers or the user may have changed them in between).
+
+        Returns:
+            A list with one rate per parameter group: the current rate, times
+            ``gamma`` when a new period of ``step_size`` epochs begins.
+
+        Example: ``lr = 1``, ``step_size = 2``, ``gamma = 0.5``: epochs 0, 1, 2, 3, 4 get
+        ``1, 1, 0.5, 0.5, 0.25``.
+        """
+        # Task 5.1: each group's rate for this epoch, from its current rate: StepLR's
+        # schedule (decayed by gamma every step_size epochs).
         ### BEGIN SOLUTION
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return [g["lr"] for g in self.optimizer.param_groups]

@@ -1,12 +1,9 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov and weight decay.
 
-One step, for each parameter p with gradient g (PyTorch's formulation)::
-
-    g = g + weight_decay * p
-    b = g                                  (first step)
-    b = momentum * b + (1 - dampening) * g (later steps)
-    g = g + momentum * b  if nesterov else b
-    p = p - lr * g
+One step updates every parameter that has a gradient with the rule of
+``backends/optimizer_rules.py`` (``sgd_step``, course task 5.2), which
+follows PyTorch's documented algorithm; the kernel ``fused_update`` runs it
+over all the parameter's elements at once.
 """
 
 from __future__ import annotations

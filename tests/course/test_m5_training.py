@@ -1,4 +1,5 @@
-"""Course module 5, training: optimizers, learning-rate schedules, batching and shuffling.
+"""Course module 5, training: optimizers (SGD, Adam, RMSprop, Adagrad), a learning-rate
+schedule, batching, shuffling, the data loader's epoch and one training step.
 
 ``minitorch course test 5.4`` runs the tests of one task.
 """
@@ -7,15 +8,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minitorch as torch
 from minitorch.backends import optimizer_rules
 from minitorch.demos.data import load_task_data
 from minitorch.demos.train import forward_backward
-from minitorch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler, \
-    TensorDataset
+from minitorch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, \
+    SequentialSampler, TensorDataset
 
 pytestmark = pytest.mark.data
+
+
+def _batches_oracle(indices, size, drop_last):
+    out = [list(indices[i:i + size]) for i in range(0, len(indices), size)]
+    return out[:-1] if out and drop_last and len(out[-1]) < size else out
 
 
 @pytest.mark.task("5.4")
@@ -26,16 +34,18 @@ def test_batch_sampler_groups_indices():
         [0, 1, 2], [3, 4, 5]]
     assert list(BatchSampler(SequentialSampler(range(6)), 3, drop_last=False)) == [
         [0, 1, 2], [3, 4, 5]]
+    assert list(BatchSampler([], 2, drop_last=False)) == []
 
 
 @pytest.mark.task("5.4")
-def test_data_loader_batches_in_order():
-    x = torch.arange(10.0).reshape(5, 2)
-    y = torch.arange(5)
-    batches = list(DataLoader(TensorDataset(x, y), batch_size=2))
-    assert [b[1].tolist() for b in batches] == [[0, 1], [2, 3], [4]]
-    assert batches[0][0].shape == (2, 2)
-    assert len(DataLoader(TensorDataset(x, y), batch_size=2, drop_last=True)) == 2
+@given(indices=st.lists(st.integers(0, 99), max_size=20), size=st.integers(1, 6),
+       drop_last=st.booleans())
+def test_batch_sampler_keeps_the_sampler_order_for_any_size(indices, size, drop_last):
+    sampler = BatchSampler(indices, size, drop_last)
+    first = list(sampler)
+    assert first == _batches_oracle(indices, size, drop_last)
+    assert list(sampler) == first                          # every epoch, the same again
+    assert len(first) == len(sampler)
 
 
 @pytest.mark.task("5.5")
@@ -52,15 +62,33 @@ def test_random_sampler_is_a_fresh_permutation_each_epoch():
 def test_random_sampler_replacement_num_samples_and_seeding():
     g = torch.Generator().manual_seed(1)
     drawn = list(RandomSampler(range(5), replacement=True, num_samples=50, generator=g))
-    assert len(drawn) == 50 and set(drawn) <= set(range(5))
+    assert len(drawn) == 50 and set(drawn) == set(range(5))   # 50 draws: every value seen
+    # Independent draws: some run of 5 is not a permutation (each is with probability 0.96).
+    assert any(sorted(drawn[k:k + 5]) != list(range(5)) for k in range(0, 50, 5))
     longer = list(RandomSampler(range(4), num_samples=10, generator=g))
     assert len(longer) == 10 and sorted(longer[:4]) == [0, 1, 2, 3]
+    assert sorted(longer[4:8]) == [0, 1, 2, 3]
     a = list(RandomSampler(range(10), generator=torch.Generator().manual_seed(3)))
     b = list(RandomSampler(range(10), generator=torch.Generator().manual_seed(3)))
     assert a == b
     torch.manual_seed(0)                       # without a generator: the global one
     shuffled = list(RandomSampler(range(8)))
     assert sorted(shuffled) == list(range(8)) and shuffled != list(range(8))
+    torch.manual_seed(0)
+    assert list(RandomSampler(range(8))) == shuffled
+
+
+@pytest.mark.task("5.5")
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 12), extra=st.integers(0, 12), seed=st.integers(0, 9))
+def test_random_sampler_gives_whole_permutations_for_any_size(n, extra, seed):
+    num = n + extra
+    got = list(RandomSampler(range(n), num_samples=num,
+                             generator=torch.Generator().manual_seed(seed)))
+    assert len(got) == num and all(isinstance(i, int) for i in got)
+    for k in range(0, num - n + 1, n):
+        assert sorted(got[k:k + n]) == list(range(n))
+    assert set(got[num - num % n:]) <= set(range(n))
 
 
 @pytest.mark.task("5.1")
@@ -75,6 +103,34 @@ def test_step_lr_multiplies_by_gamma_every_step_size_epochs():
         sched.step()
     assert rates == [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
     assert sched.get_last_lr() == [0.125]
+
+
+@pytest.mark.task("5.1")
+@settings(max_examples=30, deadline=None)
+@given(step_size=st.integers(1, 4), gamma=st.sampled_from([0.5, 0.1, 2.0]),
+       epochs=st.integers(1, 12))
+def test_step_lr_follows_the_closed_form_for_every_group(step_size, gamma, epochs):
+    a, b = torch.zeros(1, requires_grad=True), torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([{"params": [a], "lr": 1.0}, {"params": [b], "lr": 0.3}], lr=1.0)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=step_size, gamma=gamma)
+    for epoch in range(epochs):
+        for group, base in zip(opt.param_groups, (1.0, 0.3)):
+            assert group["lr"] == pytest.approx(base * gamma ** (epoch // step_size))
+        opt.step()
+        sched.step()
+
+
+@pytest.mark.task("5.1")
+def test_step_lr_builds_on_the_current_rate():
+    p = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=1.0)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    opt.step()
+    sched.step()                              # epoch 1: unchanged
+    opt.param_groups[0]["lr"] = 4.0           # changed by hand (as another scheduler may)
+    opt.step()
+    sched.step()                              # epoch 2: decays what is there now
+    assert opt.param_groups[0]["lr"] == pytest.approx(2.0)
 
 
 # ---------------------------------------------------------------------------
@@ -225,3 +281,273 @@ def test_training_steps_on_the_shipped_mnist_digits_learn():
     with torch.no_grad():
         accuracy = (net(data.test_x).argmax(1) == data.test_y).float().mean().item()
     assert accuracy >= 0.8                               # ~0.9 after two epochs; chance is 0.1
+
+
+# ---------------------------------------------------------------------------
+# 5.2 / 5.3 every option, against PyTorch's documented algorithms in NumPy
+# ---------------------------------------------------------------------------
+def _sgd_oracle(p, grads, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """torch.optim.SGD's documented algorithm, in NumPy."""
+    buf = None
+    for g in grads:
+        g = -g if maximize else g
+        g = g + weight_decay * p
+        if momentum:
+            buf = g.copy() if buf is None else momentum * buf + (1 - dampening) * g
+            g = g + momentum * buf if nesterov else buf
+        p = p - lr * g
+    return p
+
+
+@pytest.mark.task("5.2")
+@settings(max_examples=25, deadline=None)
+@given(momentum=st.sampled_from([0.0, 0.9]), dampening=st.sampled_from([0.0, 0.3]),
+       weight_decay=st.sampled_from([0.0, 0.1]), nesterov=st.booleans(), maximize=st.booleans(),
+       seed=st.integers(0, 9))
+def test_sgd_every_option_matches_numpy(momentum, dampening, weight_decay, nesterov, maximize,
+                                        seed):
+    if nesterov and (momentum == 0 or dampening != 0):
+        nesterov = False
+    rng = np.random.default_rng(seed)
+    start, grads = rng.standard_normal(4), rng.standard_normal((3, 4))
+    p = torch.tensor(start, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=0.1, momentum=momentum, dampening=dampening,
+                          weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+    for g in grads:
+        p.grad = torch.tensor(g)
+        opt.step()
+    np.testing.assert_allclose(p.detach().numpy(), _sgd_oracle(
+        start, grads, 0.1, momentum, dampening, weight_decay, nesterov, maximize), rtol=1e-12)
+
+
+@pytest.mark.task("5.3")
+@settings(max_examples=25, deadline=None)
+@given(weight_decay=st.sampled_from([0.0, 0.1]), amsgrad=st.booleans(), decoupled=st.booleans(),
+       maximize=st.booleans(), seed=st.integers(0, 9))
+def test_adam_every_option_matches_numpy(weight_decay, amsgrad, decoupled, maximize, seed):
+    rng = np.random.default_rng(seed)
+    start, grads = rng.standard_normal(4), rng.standard_normal((4, 4))
+    p = torch.tensor(start, requires_grad=True)
+    make = torch.optim.AdamW if decoupled else torch.optim.Adam
+    opt = make([p], lr=1e-2, betas=(0.8, 0.9), weight_decay=weight_decay, amsgrad=amsgrad,
+               maximize=maximize)
+    for g in grads:
+        p.grad = torch.tensor(g)
+        opt.step()
+    expected = _adam_oracle(start, -grads if maximize else grads, b1=0.8, b2=0.9,
+                            weight_decay=weight_decay, decoupled=decoupled, amsgrad=amsgrad)
+    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# 5.7 the data loader's epoch (explicit batch samplers: no other task needed)
+# ---------------------------------------------------------------------------
+class _Squares(Dataset):
+    """Sample i is (i, i*i); counts how samples are fetched."""
+
+    def __init__(self, n, many=False):
+        self.n, self.single, self.batches = n, 0, []
+        if many:
+            self.__getitems__ = self._getitems
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        self.single += 1
+        return (float(i), i * i)
+
+    def _getitems(self, indices):
+        self.batches.append(list(indices))
+        return [(float(i), i * i) for i in indices]
+
+
+@pytest.mark.task("5.7")
+def test_data_loader_collates_each_batch_of_the_batch_sampler():
+    data = _Squares(6)
+    loader = DataLoader(data, batch_sampler=[[4, 1], [0], [5, 2, 3]])
+    batches = list(loader)
+    assert [b[1].tolist() for b in batches] == [[16, 1], [0], [25, 4, 9]]
+    assert batches[0][0].dtype == torch.float64 and batches[0][1].dtype == torch.int64
+    assert data.single == 6
+    assert [b[1].tolist() for b in loader] == [[16, 1], [0], [25, 4, 9]]   # a second epoch
+
+
+@pytest.mark.task("5.7")
+def test_data_loader_fetches_a_batch_at_once_when_the_dataset_can():
+    data = _Squares(5, many=True)
+    seen = []
+    loader = DataLoader(data, batch_sampler=[[3, 1], [2]],
+                        collate_fn=lambda samples: seen.append(samples) or len(samples))
+    assert list(loader) == [2, 1]
+    assert data.batches == [[3, 1], [2]] and data.single == 0
+    assert seen[0] == [(3.0, 9), (1.0, 1)]
+
+
+@pytest.mark.task("5.7")
+def test_data_loader_without_batching_yields_each_sample():
+    x = torch.arange(8.0).reshape(4, 2)
+    loader = DataLoader(TensorDataset(x), batch_size=None, sampler=[2, 0, 3])
+    got = list(loader)
+    assert len(got) == 3 and [s[0].tolist() for s in got] == [[4.0, 5.0], [0.0, 1.0],
+                                                               [6.0, 7.0]]
+    assert got[0][0].shape == (2,)                           # not stacked into a batch
+
+
+# ---------------------------------------------------------------------------
+# 5.8 RMSprop's rule
+# ---------------------------------------------------------------------------
+def _rmsprop_oracle(p, grads, lr, alpha, eps, weight_decay, momentum, centered, maximize):
+    """torch.optim.RMSprop's documented algorithm, in NumPy."""
+    v, gavg, buf = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
+    for g in grads:
+        g = -g if maximize else g
+        g = g + weight_decay * p
+        v = alpha * v + (1 - alpha) * g * g
+        vt = v
+        if centered:
+            gavg = alpha * gavg + (1 - alpha) * g
+            vt = v - gavg * gavg
+        if momentum > 0:
+            buf = momentum * buf + g / (np.sqrt(vt) + eps)
+            p = p - lr * buf
+        else:
+            p = p - lr * g / (np.sqrt(vt) + eps)
+    return p
+
+
+@pytest.mark.task("5.8")
+def test_rmsprop_rule_for_one_weight():
+    hyper = optimizer_rules.RMSpropStep(0.1, 0.75, 0.0, 0.0, 0.0, False, False)
+    v, gavg, buf, p = optimizer_rules.rmsprop_step(1.0, 2.0, 0.0, 7.0, 8.0, hyper)
+    assert (v, p) == (pytest.approx(1.0), pytest.approx(0.8))
+    assert (gavg, buf) == (7.0, 8.0)                              # unused: unchanged
+    hyper = optimizer_rules.RMSpropStep(0.1, 0.75, 0.0, 0.0, 0.5, True, True)
+    v, gavg, buf, p = optimizer_rules.rmsprop_step(1.0, -2.0, 0.0, 0.0, 0.0, hyper)
+    # maximize: g = 2; v = 1, grad_avg = 0.5, centered: sqrt(1 - 0.25); buf = 2 / sqrt(0.75)
+    assert v == pytest.approx(1.0) and gavg == pytest.approx(0.5)
+    assert buf == pytest.approx(2 / np.sqrt(0.75)) and p == pytest.approx(1 - 0.1 * buf)
+
+
+@pytest.mark.task("5.8")
+@settings(max_examples=25, deadline=None)
+@given(weight_decay=st.sampled_from([0.0, 0.1]), momentum=st.sampled_from([0.0, 0.5]),
+       centered=st.booleans(), maximize=st.booleans(), seed=st.integers(0, 9))
+def test_rmsprop_every_option_matches_numpy(weight_decay, momentum, centered, maximize, seed):
+    rng = np.random.default_rng(seed)
+    start, grads = rng.standard_normal(4), rng.standard_normal((4, 4))
+    p = torch.tensor(start, requires_grad=True)
+    opt = torch.optim.RMSprop([p], lr=1e-2, alpha=0.9, eps=1e-6, weight_decay=weight_decay,
+                              momentum=momentum, centered=centered, maximize=maximize)
+    for g in grads:
+        p.grad = torch.tensor(g)
+        opt.step()
+    expected = _rmsprop_oracle(start, grads, 1e-2, 0.9, 1e-6, weight_decay, momentum, centered,
+                               maximize)
+    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------
+# 5.9 Adagrad.step (the rule, task 5.10, done by the test) and 5.10 Adagrad's rule
+# ---------------------------------------------------------------------------
+def _adagrad_oracle(p, grads, lr, lr_decay, weight_decay, eps, maximize, initial=0.0):
+    """torch.optim.Adagrad's documented algorithm, in NumPy."""
+    total = np.full_like(p, initial)
+    for t, g in enumerate(grads, start=1):
+        g = -g if maximize else g
+        g = g + weight_decay * p
+        rate = lr / (1 + (t - 1) * lr_decay)
+        total = total + g * g
+        p = p - rate * g / (np.sqrt(total) + eps)
+    return p
+
+
+@pytest.fixture
+def numpy_adagrad_rule(monkeypatch):
+    """``fused_update`` in Adagrad.step replaced by NumPy's rule; records every call."""
+    import minitorch.optim.adagrad as adagrad
+
+    calls = []
+
+    def fused_update(hyper, param, grad, state):
+        calls.append((hyper, param, state))
+        (total,) = state
+        g = grad.numpy() * (-1 if hyper.maximize else 1) + hyper.weight_decay * param.detach().numpy()
+        rate = hyper.lr / (1 + (hyper.step - 1) * hyper.lr_decay)
+        new_total = total.numpy() + g * g
+        total.copy_(torch.tensor(new_total, dtype=total.dtype))
+        param.copy_(torch.tensor(param.detach().numpy() - rate * g / (np.sqrt(new_total) + hyper.eps),
+                                 dtype=param.dtype))
+
+    monkeypatch.setattr(adagrad, "fused_update", fused_update)
+    return calls
+
+
+@pytest.mark.task("5.9")
+def test_adagrad_step_applies_the_rule_with_each_groups_settings(numpy_adagrad_rule):
+    rng = np.random.default_rng(2)
+    a0, b0 = rng.standard_normal(3), rng.standard_normal(2)
+    a, b = torch.tensor(a0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+    c = torch.zeros(2, requires_grad=True)                   # never gets a gradient
+    opt = torch.optim.Adagrad([{"params": [a, c], "lr": 0.1, "lr_decay": 0.5},
+                               {"params": [b], "lr": 0.2, "weight_decay": 0.1,
+                                "maximize": True, "initial_accumulator_value": 0.3}])
+    ga, gb = rng.standard_normal((3, 3)), rng.standard_normal((3, 2))
+    for k in range(3):
+        a.grad, b.grad = torch.tensor(ga[k]), torch.tensor(gb[k])
+        assert opt.step() is None
+    assert [h.step for h, _, _ in numpy_adagrad_rule] == [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
+    assert all(p is not c for _, p, _ in numpy_adagrad_rule)
+    np.testing.assert_allclose(a.detach().numpy(),
+                               _adagrad_oracle(a0, ga, 0.1, 0.5, 0.0, 1e-10, False), rtol=1e-12)
+    np.testing.assert_allclose(b.detach().numpy(), _adagrad_oracle(
+        b0, gb, 0.2, 0.0, 0.1, 1e-10, True, initial=0.3), rtol=1e-12)
+    assert opt.state[a]["step"].item() == 3.0 and c.detach().tolist() == [0.0, 0.0]
+
+
+@pytest.mark.task("5.9")
+def test_adagrad_step_returns_the_closures_loss(numpy_adagrad_rule):
+    p = torch.tensor([1.0, 2.0], requires_grad=True)
+    opt = torch.optim.Adagrad([p], lr=0.1)
+
+    def closure():
+        opt.zero_grad()
+        loss = (p * p).sum()
+        loss.backward()
+        return loss
+
+    loss = opt.step(closure)
+    assert loss.item() == pytest.approx(5.0) and len(numpy_adagrad_rule) == 1
+    np.testing.assert_allclose(p.detach().numpy(), [0.9, 1.9], rtol=1e-6)
+
+
+@pytest.mark.task("5.10")
+def test_adagrad_rule_for_one_weight():
+    hyper = optimizer_rules.AdagradStep(1.0, 0.1, 0.0, 0.0, 0.0, False)
+    total, p = optimizer_rules.adagrad_step(1.0, 2.0, 0.0, hyper, 0.1)
+    assert (total, p) == (pytest.approx(4.0), pytest.approx(0.9))
+    hyper = optimizer_rules.AdagradStep(2.0, 0.1, 0.5, 0.5, 1e-3, True)
+    total, p = optimizer_rules.adagrad_step(2.0, 1.0, 3.0, hyper, 0.05)
+    g = -1.0 + 0.5 * 2.0                                        # maximize, then weight decay
+    assert total == pytest.approx(3.0 + g * g) and p == pytest.approx(2.0 - 0.05 * g / (
+        np.sqrt(3.0 + g * g) + 1e-3))
+
+
+@pytest.mark.task("5.10")
+@settings(max_examples=25, deadline=None)
+@given(lr_decay=st.sampled_from([0.0, 0.5]), weight_decay=st.sampled_from([0.0, 0.1]),
+       maximize=st.booleans(), dtype=st.sampled_from([torch.float64, torch.float32]),
+       seed=st.integers(0, 9))
+def test_adagrad_rule_in_the_compiled_kernel_matches_numpy(lr_decay, weight_decay, maximize,
+                                                           dtype, seed):
+    from minitorch.ops.fused import fused_update
+    rng = np.random.default_rng(seed)
+    start, grads = rng.standard_normal(5), rng.standard_normal((3, 5))
+    p = torch.tensor(start, dtype=dtype)
+    total = torch.full((5,), 0.25, dtype=dtype)
+    for step, g in enumerate(grads, start=1):
+        hyper = optimizer_rules.AdagradStep(float(step), 0.1, lr_decay, weight_decay, 1e-6,
+                                            maximize)
+        fused_update(hyper, p, torch.tensor(g, dtype=dtype), [total])
+    expected = _adagrad_oracle(start, grads, 0.1, lr_decay, weight_decay, 1e-6, maximize, 0.25)
+    np.testing.assert_allclose(p.numpy(), expected, rtol=1e-5 if dtype == torch.float32 else 1e-12)

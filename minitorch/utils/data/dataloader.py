@@ -121,9 +121,26 @@ class DataLoader:
         self.collate_fn = collate_fn
 
     def __iter__(self) -> Iterator[Any]:
+        """One epoch of a map-style dataset: its batches (or samples), collated.
+
+        Yields:
+            With a batch sampler (``self.batch_sampler``, made from ``batch_size``
+            or given): for each list of indices it yields, the collated batch of
+            those samples, ``self.collate_fn(samples)``.  A dataset with a
+            ``__getitems__(indices)`` method fetches a whole batch at once with it;
+            otherwise ``dataset[i]`` for each index.  Without one
+            (``batch_size=None``): ``self.collate_fn(dataset[i])`` for each index of
+            ``self.sampler`` (no batching).
+
+        Example: ``list(DataLoader(TensorDataset(arange(3)), batch_sampler=[[2, 0], [1]]))``
+        is ``[[tensor([2, 0])], [tensor([1])]]``.
+        """
         if self._iterable:
             yield from self._iter_stream()
             return
+        # Task 5.7: the loader's epoch: each batch of indices from the batch sampler fetched
+        # (at once when the dataset can) and collated, or each index alone without batching.
+        ### BEGIN SOLUTION
         if self.batch_sampler is None:
             for idx in self.sampler:
                 yield self.collate_fn(self.dataset[idx])
@@ -132,19 +149,15 @@ class DataLoader:
         for indices in self.batch_sampler:
             samples = fetch_many(indices) if fetch_many else [self.dataset[i] for i in indices]
             yield self.collate_fn(samples)
+        ### END SOLUTION
 
     def _iter_stream(self) -> Iterator[Any]:
         if self.batch_size is None:
             for sample in self.dataset:
                 yield self.collate_fn(sample)
             return
-        batch = []
-        for sample in self.dataset:
-            batch.append(sample)
-            if len(batch) == self.batch_size:
-                yield self.collate_fn(batch)
-                batch = []
-        if batch and not self.drop_last:
+        # The stream is grouped as a batch sampler groups indices (course task 5.4).
+        for batch in BatchSampler(self.dataset, self.batch_size, self.drop_last):
             yield self.collate_fn(batch)
 
     def __len__(self) -> int:

@@ -48,7 +48,23 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        # Task 5.5: a new random permutation of the indices every epoch.
+        """The indices of one epoch, in random order.
+
+        Returns:
+            An iterator over ``num_samples`` indices in ``range(len(data_source))``.
+            Without replacement: a fresh random permutation of all the indices
+            each time ``__iter__`` is called (when ``num_samples`` is larger than
+            the dataset, permutations follow each other until there are enough).
+            With replacement: ``num_samples`` independent uniform draws.  Random
+            numbers come from ``self.generator`` (a ``torch.Generator``) or, when
+            it is ``None``, from the global generator (``ops.sampling``'s
+            ``randperm``/``randint`` take ``generator=``).
+
+        Example: with ``torch.manual_seed(0)``, ``list(RandomSampler(range(4)))``
+        might be ``[2, 0, 3, 1]``, and the next epoch another order.
+        """
+        # Task 5.5: the indices of one epoch in random order, drawn from the sampler's
+        # generator: a fresh permutation each epoch, or draws with replacement.
         ### BEGIN SOLUTION
         n = len(self.data_source)
         if self.replacement:
@@ -99,7 +115,19 @@ class BatchSampler(Sampler):
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self) -> Iterator[list]:
-        # Task 5.4: group the sampler's indices into lists of batch_size.
+        """The batches of one epoch: lists of the sampler's indices.
+
+        Returns:
+            An iterator (a generator is fine) over lists of ``batch_size``
+            consecutive indices from ``self.sampler``, in its order; the last
+            list is shorter when the indices run out, and left out when
+            ``drop_last``.  The sampler is iterated once per epoch.
+
+        Example: ``list(BatchSampler(range(5), 2, drop_last=False))`` is
+        ``[[0, 1], [2, 3], [4]]``.
+        """
+        # Task 5.4: group the sampler's indices, in order, into lists of batch_size (the
+        # last one shorter, or dropped with drop_last).
         ### BEGIN SOLUTION
         batch = []
         for idx in self.sampler:
