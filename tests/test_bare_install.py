@@ -120,6 +120,7 @@ COMMANDS = [
     ("misclassified", ["evaluate", "{tmp}/none.mt", "--misclassified", "{tmp}/wrong.png"]),
     ("features", ["evaluate", "{tmp}/none.mt", "--features", "{tmp}/maps.png"]),
     ("distributed", ["train", "xor", "--epochs", "1", "--distributed"]),
+    ("cuda", ["train", "xor", "--epochs", "1", "--device", "cuda"]),
     ("bench", ["bench", "--filter", "no-such-workload", "--tiny"]),
     ("course-help", ["course", "--help"]),
     ("course-tasks", ["course", "tasks"]),
@@ -167,6 +168,9 @@ def run_bare(source: str, env_extra: dict | None = None) -> dict:
     """Run ``source`` in a fresh interpreter from the checkout; its ``RESULTS`` line as data."""
     import os
     env = dict(os.environ, **(env_extra or {}), BARE_SOURCE=BARE_FINDER)
+    # The suite runs the CUDA backend on Numba's simulator (conftest.py sets this); a
+    # newcomer's shell does not.
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
     proc = subprocess.run([sys.executable, "-c", source], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
@@ -253,6 +257,16 @@ def test_info_says_what_it_sees(bare):
 def test_a_command_that_needs_an_extra_names_it_in_one_line(bare, name, extra):
     line = one_error_line(bare["results"][name])
     assert line.startswith("Error: ") and extra in line, line
+
+
+def test_device_cuda_without_a_gpu_names_the_cuda_extra(bare):
+    """Without a usable GPU (numba-cuda is the cuda extra) --device cuda says so in one line."""
+    if "cuda available: True" in bare["results"]["info"]["output"]:
+        # a machine whose GPU Numba's bundled CUDA support can drive: it just trains
+        assert bare["results"]["cuda"]["exit_code"] == 0, bare["results"]["cuda"]
+        return
+    line = one_error_line(bare["results"]["cuda"])
+    assert line.startswith("Error: --device cuda: ") and "minitorch[cuda]" in line, line
 
 
 def test_bench_runs_without_pytorch_and_asv(bare):
