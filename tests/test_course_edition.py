@@ -1,56 +1,61 @@
-"""The course edition is right: built from the reference, every task is tested by its own tests.
+"""The course, checked from the student's chair: editions driven only through ``minitorch course``.
 
-* every task marked in the source has tests (``@pytest.mark.task``), and every
-  task mark names a real task;
-* for each task, in the edition of its module with only that task solved
-  (what a student has who has done the modules below and this one task), the
-  task's tests pass and every test of every other task of the module fails
-  with *that* task's ``NotImplementedError``: no task is untested, no test
-  leans on a neighbour's stub, and solving a task turns exactly its row green;
-* in the full edition (every task stubbed) the package still imports, the
-  task tests fail only with task messages, and the tests that need no task
-  (the package's structure) pass.
+For every module, and for the full course, an edition is built with
+``minitorch course build`` and then used only through the commands a student
+and the autograder run (click's CliRunner, in the edition's folder: the
+commands grade the edition they are run in), reading what they print and
+the ``results.json`` they write:
 
-(The reference passing every task's tests is the rest of this suite.)  The
-editions are built with the compiled-kernel caches, which stay valid for every
-file a build leaves unchanged, so each edition compiles only what it changed.
+* untouched, ``course grade`` scores 0, lists exactly the edition's tasks
+  (each with its maximum points), and every test fails with *its own*
+  task's stub message;
+* with one task's reference solution put back, ``course grade`` gives that
+  task full marks, and every other task still 0 with its own stub's message
+  (so no task is untested, no test leans on a neighbour: a task's tests
+  pass with every sibling a stub, so they never run a sibling's code);
+* every wrong solution kept in ``tests/course/wrong/`` is rejected: its
+  task does not get full marks.  They are checked in rounds, round k with
+  wrong solution k of *every* task of the module in place at once, one
+  ``course grade`` per round.  That is sound because of the previous check:
+  a task's tests never reach a sibling's code (with every sibling a stub,
+  they pass), so what a sibling holds cannot change a task's verdict;
+* in the full edition, a syntax error in a student file is named in one line
+  at the top of the output and scores nothing, through ``course grade`` and
+  through the autograder's script;
+* task 2.2 looping one element past the end is rejected (bounds checks).
 
-The per-task editions are most of this file's time (31 of them, each a fresh
-copy with its own pytest process), so they are checked cheaply, with the same
-proof for every task:
-
-* one test per course module (pytest-xdist spreads the modules over its
-  workers); a module's editions are checked one after the other, and each
-  hands its caches to the next: the byte code of every file the two share
-  (the task files, whose text differs, are compiled afresh), and the Numba
-  kernels when the two editions' kernel sources are the same text (editions
-  4.1, 4.5 and 4.6 stub the same kernel tasks 4.2-4.4, so they compile the
-  kernels once, not three times).  Numba still checks every kernel's stamp
-  (a hash of its sources) before it loads one, so a handed-over kernel is
-  only used where it is up to date;
-* the task tests run under the ``course-edition`` hypothesis profile
-  (tests/conftest.py): the same examples, but a failing test is not shrunk.
-  Only a test's outcome and its error's task matter here, and a stub fails
-  on the first example it meets.
+Cost.  Each ``course grade`` is one pytest process.  The editions of a
+module are one folder, edited in place as a student would; a file put back
+as it was gets its old modification time back, so Python's byte code stays
+valid.  The bounds-checked kernels are shared by every edition of the run:
+``MINITORCH_KERNEL_CACHE_BY_CONTENT`` (backends/kernel_cache.py) files a
+compiled kernel under the hash of its sources, so editions whose kernel
+files are the same text load the same machine code, and editions that
+differ never meet.  The modules are separate tests (pytest-xdist spreads
+them over its workers).
 """
 
 from __future__ import annotations
 
-import ast
+import json
 import os
 import re
-import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from minitorch.backends.kernel_cache import source_files
-from minitorch.course import MODULES, find_tasks
-from minitorch.course.build import EDITION_FILE, BuildError, build_edition
-from minitorch.course.grading import TASK_TESTS, run_task_tests
+from minitorch.backends.kernel_cache import BY_CONTENT_ENV
+from minitorch.course import MODULES
+from minitorch.course.build import BuildError, build_edition
+from minitorch.course.leaks import leaks_of_editions
+from minitorch.course.markers import _blocks
+from minitorch.course.record import (EDITION_FILE, read_record, task_key, task_test_files,
+                                     tasks_from_markers)
+from minitorch.course.wrong import MIN_WRONG, put_in_place, wrong_solutions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,166 +64,265 @@ pytestmark = [pytest.mark.data,
                                  reason="a student edition: the edition checks run in the "
                                         "reference repository")]
 
-
-def _marked_task_ids() -> dict:
-    """``{task id: [test function names]}`` from the ``task`` marks in tests/course."""
-    found: dict = {}
-    for path in sorted((ROOT / TASK_TESTS).glob("test_*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.FunctionDef):
-                continue
-            for dec in node.decorator_list:
-                if (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute)
-                        and dec.func.attr == "task"):
-                    for arg in dec.args:
-                        found.setdefault(arg.value, []).append(node.name)
-    return found
+TASKS = tasks_from_markers(ROOT) if not (ROOT / EDITION_FILE).exists() else []
+COURSE_MODULES = sorted({t.module for t in TASKS})
 
 
+# ---------------------------------------------------------------------------
+# The reference's course is complete
+# ---------------------------------------------------------------------------
 def test_every_task_has_tests_and_every_mark_names_a_task():
-    tasks = {t.id for t in find_tasks(ROOT)}
-    marked = _marked_task_ids()
+    tasks = {t.id for t in TASKS}
+    marked = set(task_test_files(ROOT))
     assert tasks, "no task is marked in the source"
-    assert not tasks - set(marked), f"tasks without tests: {sorted(tasks - set(marked))}"
-    assert not set(marked) - tasks, f"task marks naming no task: {sorted(set(marked) - tasks)}"
-    assert {t.module for t in find_tasks(ROOT)} == set(MODULES)
+    assert not tasks - marked, f"tasks without tests: {sorted(tasks - marked, key=task_key)}"
+    assert not marked - tasks, f"task marks naming no task: {sorted(marked - tasks, key=task_key)}"
+    assert set(COURSE_MODULES) == set(MODULES), (
+        f"modules with tasks {COURSE_MODULES}, modules named {sorted(MODULES)}")
 
 
-#: The hypothesis profile of the task tests run in an edition (see tests/conftest.py).
-EDITION_PROFILE = "--hypothesis-profile=course-edition"
+def test_every_task_keeps_at_least_three_wrong_solutions():
+    kept = wrong_solutions(ROOT)          # (parses every file: a malformed one fails here)
+    assert not set(kept) - {t.id for t in TASKS}, "wrong solutions of tasks that do not exist"
+    short = [f"{t.id} ({len(kept.get(t.id, []))})" for t in TASKS
+             if len(kept.get(t.id, [])) < MIN_WRONG]
+    assert not short, (f"tasks with fewer than {MIN_WRONG} wrong solutions in "
+                       f"tests/course/wrong/: {', '.join(short)}")
 
 
-def _kernel_source_files() -> set:
-    """The files (relative to the root) whose text is in some compiled kernel's cache stamp:
-    every file under minitorch/backends and every package file those import."""
-    found = set()
-    for path in (ROOT / "minitorch" / "backends").rglob("*.py"):
-        found.update(str(p.relative_to(ROOT)) for p in source_files(path))
-    return found
+def test_no_edition_gives_a_solution_away():
+    """No distinctive line of a stubbed task's reference block appears in any file of its
+    edition (every module's and the full one): docs, guide, docstrings, tests, twins."""
+    editions = [[m] for m in COURSE_MODULES] + [None]
+    problems = []
+    for modules, leaks in zip(editions, leaks_of_editions(editions, ROOT)):
+        name = f"module {modules[0]}" if modules else "the full edition"
+        problems += [f"{name}: task {task}: {where}: {line}" for task, line, where in leaks]
+    assert not problems, f"{len(problems)} solution lines shown in editions:\n" + \
+        "\n".join(problems)
 
 
-def _in_kernel_order(tasks: list, kernel_files: set) -> list:
-    """``tasks`` with those that stub the same kernel tasks (so whose editions compile the
-    same kernels) next to each other, in course order otherwise."""
-    groups: dict = {}
-    for task in tasks:
-        key = tuple(t.id for t in tasks if t is not task and t.path in kernel_files)
-        groups.setdefault(key, []).append(task)
-    return [task for group in groups.values() for task in group]
+# ---------------------------------------------------------------------------
+# Driving an edition as a student does
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def kernel_cache(tmp_path_factory) -> str:
+    """One by-content kernel cache for every edition of the session (all xdist workers)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder = base / "course-kernels"
+    folder.mkdir(exist_ok=True)
+    return str(folder)
 
 
-def _hand_over_caches(previous: Path, dest: Path, task_files: set, kernel_files: set) -> None:
-    """Copy into the edition ``dest`` the caches of ``previous`` (an edition of the same
-    module, already run) that hold in ``dest`` too.
+@pytest.fixture
+def student(monkeypatch, kernel_cache):
+    """Runs ``minitorch course ...`` in a folder: ``student(folder, "grade", ...)``."""
+    from minitorch.cli import main
+    monkeypatch.setenv(BY_CONTENT_ENV, kernel_cache)
+    # The pytest processes write byte code into the edition, reused by the next run.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    runner = CliRunner()
 
-    Both are copies of the reference that differ only in the module's task files.
-    Byte code (``.pyc``) is handed over for every other file: its source is the same
-    text with the same modification time (Python checks both).  The Numba caches are
-    handed over when the task files in kernel stamps are the same text in both; those
-    files then get ``previous``'s modification time too, so that every kernel's stamp
-    (its file's time and size, and a hash of its sources) is what ``previous`` saved.
-    """
-    shared = sorted(task_files & kernel_files)
-    same_kernels = all((previous / p).read_bytes() == (dest / p).read_bytes() for p in shared)
-    if same_kernels:
-        for p in shared:
-            st = (previous / p).stat()
-            os.utime(dest / p, ns=(st.st_atime_ns, st.st_mtime_ns))
-    for cache in previous.rglob("__pycache__"):
-        folder = cache.parent.relative_to(previous)
-        for entry in cache.iterdir():
-            if entry.suffix == ".pyc":
-                if str(folder / (entry.name.split(".")[0] + ".py")) in task_files:
-                    continue
-            elif entry.suffix not in (".nbi", ".nbc") or not same_kernels:
-                continue
-            target = dest / folder / "__pycache__"
-            target.mkdir(exist_ok=True)
-            shutil.copy2(entry, target / entry.name)
+    def run(folder: Path, *args: str, code: int | None = 0):
+        monkeypatch.chdir(folder)
+        result = runner.invoke(main, ["course", *args], catch_exceptions=False)
+        if code is not None:
+            assert result.exit_code == code, f"course {' '.join(args)}: {result.output[-3000:]}"
+        return result
+    return run
 
 
-def _check_restored_task(task, dest: Path, previous: Path | None = None) -> list:
-    """Problems in the edition of ``task``'s module with only ``task`` solved (empty when right).
+def _grade(student, edition: Path) -> dict:
+    """``course grade --json`` in the edition: ``{task id: results.json entry}`` and the file."""
+    path = edition / "results.json"
+    student(edition, "grade", "--json", str(path))
+    results = json.loads(path.read_text())
+    return {"_": results, **{t["number"]: t for t in results["tests"]}}
 
-    That edition is what a student has who has solved ``task`` and nothing
-    else of its module (the modules below solved, as a course hands them out
-    in order).  ``task``'s tests must now pass, and every other task of the
-    module must still fail, each test with *its own* task's message: no task
-    is untested, and no test leans on a neighbour's work.  The edition is
-    built in ``dest``; ``previous`` is an edition of the same module already
-    run, whose caches it takes over (:func:`_hand_over_caches`).
-    """
-    module = task.module
-    tasks = [t for t in find_tasks(ROOT) if t.module == module]
-    others = [t.id for t in tasks if t.id != task.id]
-    stripped = build_edition(dest, tasks=others, root=ROOT, keep_caches=True)
-    if previous is not None:
-        _hand_over_caches(previous, dest, {t.path for t in tasks}, _kernel_source_files())
-    own = sorted((dest / TASK_TESTS).glob(f"test_m{module}_*.py"))
-    _, report = run_task_tests(dest, [task.id] + stripped,
-                               extra=[EDITION_PROFILE] + [str(p.relative_to(dest)) for p in own])
-    problems, seen = [], set()
-    for nodeid, entry in report.items():
-        for t in entry.get("tasks", []):
-            seen.add(t)
-            if t == task.id and entry["outcome"] != "passed":
-                problems.append(f"only {task.id} solved: {nodeid} {entry['outcome']}: "
-                                f"{entry['message'][:200]!r}")
-            elif t in stripped and (entry["outcome"] != "failed"
-                                    or f"NotImplementedError: Task {t}:" not in entry["message"]
-                                    and f"]: Task {t}:" not in entry["message"]):
-                problems.append(f"only {task.id} solved: {nodeid} ({t}) {entry['outcome']}: "
-                                f"{entry['message'][:200]!r}")
-    problems += [f"only {task.id} solved: task {t} ran no test"
-                 for t in sorted(set([task.id] + stripped) - seen)]
+
+def _failed_lines(entry: dict) -> list:
+    """The failing tests' lines of a results.json entry ("nodeid: first line of the error")."""
+    return [ln for ln in entry["output"].splitlines()[1:] if ln.strip()]
+
+
+def _own_stub_problems(results: dict, ids: list, context: str) -> list:
+    """Each task of ``ids``: 0 points, every test failing with that task's own stub."""
+    problems = []
+    for task_id in ids:
+        entry = results[task_id]
+        if entry["score"] != 0:
+            problems.append(f"{context}: task {task_id} scores {entry['score']}")
+        for line in _failed_lines(entry):
+            if not re.search(rf"NotImplementedError: (tid=\[[^]]*\] ctaid=\[[^]]*\]: )?"
+                             rf"Task {re.escape(task_id)}: ", line):
+                problems.append(f"{context}: task {task_id}'s test fails otherwise: {line[:300]}")
     return problems
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_solving_one_task_of_a_module_makes_exactly_that_task_pass(module, tmp_path, monkeypatch):
-    # The editions' pytest processes write byte code (into the editions, and pytest's
-    # rewritten plugins into the environment), so that each edition hands it on.
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    tasks = [t for t in find_tasks(ROOT) if t.module == module]
-    assert tasks, f"course module {module} has no task"
-    problems, previous = [], None
-    for task in _in_kernel_order(tasks, _kernel_source_files()):
-        dest = tmp_path / f"restored-{task.id}"
-        problems += _check_restored_task(task, dest, previous)
-        if previous is not None:
-            shutil.rmtree(previous, ignore_errors=True)     # (31 copies of the repository)
-        previous = dest
+class _Editor:
+    """Edits an edition's files as a student does, and puts them back exactly as they were
+    (text and modification time: Python's byte code of the original stays valid).  Each
+    edit gets a later modification time than any before, so byte code is never stale."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.saved: dict = {}
+        self.clock = max(p.stat().st_mtime for p in (root / "minitorch").rglob("*.py")) + 10
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.root / rel
+        if rel not in self.saved:
+            st = path.stat()
+            self.saved[rel] = (path.read_text(), st.st_atime_ns, st.st_mtime_ns)
+        path.write_text(text)
+        self.clock += 2
+        os.utime(path, (self.clock, self.clock))
+
+    def put(self, task, body: str) -> None:
+        self.write(task.file, put_in_place((self.root / task.file).read_text(), task.id, body))
+
+    def restore(self) -> None:
+        for rel, (text, atime, mtime) in self.saved.items():
+            (self.root / rel).write_text(text)
+            os.utime(self.root / rel, ns=(atime, mtime))
+        self.saved = {}
+
+
+def _solution(task) -> str:
+    """The reference block of ``task``, at zero indentation."""
+    text = (ROOT / task.file).read_text()
+    lines = text.split("\n")
+    for task_id, _, _, _, begin, end in _blocks(text, task.file):
+        if task_id == task.id:
+            return textwrap.dedent("\n".join(lines[begin + 1:end]))
+    raise AssertionError(f"no reference block for task {task.id} in {task.file}")
+
+
+def _build(student, dest: Path, *modules: int) -> list:
+    args = ["build", str(dest)] + [a for m in modules for a in ("--module", str(m))]
+    student(ROOT, *args)
+    return read_record(dest)
+
+
+@pytest.mark.parametrize("module", COURSE_MODULES)
+def test_module_edition_from_the_students_chair(module, tmp_path, student):
+    edition = tmp_path / f"module{module}"
+    tasks = _build(student, edition, module)
+    ids = [t.id for t in tasks]
+    assert ids == [t.id for t in TASKS if t.module == module]
+    listed = student(edition, "tasks").output
+    assert re.findall(r"^  (\d+\.\d+) ", listed, re.M) == ids
+    readme = (edition / "README.md").read_text()
+    assert f"module {module}" in readme and "minitorch course test" in readme
+
+    # Untouched: 0 points, exactly the edition's tasks, each test stopped by its own stub.
+    results = _grade(student, edition)
+    assert [t["number"] for t in results["_"]["tests"]] == ids
+    assert all(t["max_score"] == 10.0 for t in results["_"]["tests"])
+    assert results["_"]["score"] == 0
+    problems = _own_stub_problems(results, ids, "untouched")
+
+    # One task's solution put back: exactly that task full.
+    editor = _Editor(edition)
+    for task in tasks:
+        editor.put(task, _solution(task))
+        results = _grade(student, edition)
+        editor.restore()
+        if results[task.id]["score"] != 10.0:
+            problems.append(f"{task.id} solved: {results[task.id]['output'][:600]}")
+        problems += _own_stub_problems(results, [i for i in ids if i != task.id],
+                                       f"{task.id} solved")
+
+    # Every kept wrong solution rejected (round k: solution k of every task at once).
+    kept = {t.id: wrong_solutions(ROOT).get(t.id, []) for t in tasks}
+    by_id = {t.id: t for t in tasks}
+    for k in range(max((len(s) for s in kept.values()), default=0)):
+        placed = {i: s[k] for i, s in kept.items() if k < len(s)}
+        for task_id, solution in placed.items():
+            editor.put(by_id[task_id], solution.body)
+        results = _grade(student, edition)
+        editor.restore()
+        for task_id, solution in placed.items():
+            if results[task_id]["score"] == 10.0:
+                problems.append(f"wrong solution NOT rejected: task {task_id}, "
+                                f"{solution.name} ({solution.where})")
     assert not problems, "\n".join(problems)
 
 
-def test_full_edition_imports_and_fails_only_with_task_messages(tmp_path, monkeypatch):
-    # Its three processes share the byte code the first one writes into the edition.
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    dest = tmp_path / "student"
-    stripped = build_edition(dest, root=ROOT, keep_caches=True)
-    assert stripped == [t.id for t in find_tasks(ROOT)]
-    text = (dest / "minitorch" / "layout.py").read_text()
-    assert "### BEGIN SOLUTION" not in text and 'raise NotImplementedError("Task 1.1: ' in text
+def test_full_edition_from_the_students_chair(tmp_path, student):
+    edition = tmp_path / "student"
+    tasks = _build(student, edition)
+    ids = [t.id for t in tasks]
+    assert ids == [t.id for t in TASKS]
+    assert not (edition / "tests" / "course" / "wrong").exists()
+    listed = student(edition, "tasks").output
+    assert re.findall(r"^  (\d+\.\d+) ", listed, re.M) == ids
     imports = subprocess.run(
         [sys.executable, "-c", "import minitorch, minitorch.nn, minitorch.optim, "
-         "minitorch.utils.data, minitorch.cli; print(len(minitorch.__version__))"],
-        cwd=dest, capture_output=True, text=True, timeout=300)
+         "minitorch.utils.data, minitorch.cli"],
+        cwd=edition, capture_output=True, text=True, timeout=300)
     assert imports.returncode == 0, imports.stderr[-3000:]
-    _, report = run_task_tests(dest, extra=[EDITION_PROFILE, TASK_TESTS])
-    assert report, "the task tests did not run in the student edition"
-    for nodeid, entry in report.items():
-        assert entry["outcome"] == "failed", f"{nodeid} passes with every task stubbed"
-        # (Numba's CUDA simulator prefixes the thread: "tid=[0, 0, 0] ctaid=[0, 0, 0]: ".)
-        assert re.search(r"NotImplementedError: (tid=\[[^]]*\] ctaid=\[[^]]*\]: )?Task \d+\.\d+: ",
-                         entry["message"]), (
-            f"{nodeid} fails with something other than a task's stub: {entry['message'][:300]}")
+
+    results = _grade(student, edition)
+    assert [t["number"] for t in results["_"]["tests"]] == ids and results["_"]["score"] == 0
+    for task_id in ids:
+        for line in _failed_lines(results[task_id]):
+            assert re.search(r"NotImplementedError: (tid=\[[^]]*\] ctaid=\[[^]]*\]: )?"
+                             r"Task \d+\.\d+: ", line), f"{task_id} fails otherwise: {line}"
+
+    # A syntax error in a student file: one line first, nothing scores (both entry points).
+    first = next(t for t in tasks if t.module == min(COURSE_MODULES))
+    editor = _Editor(edition)
+    editor.write(first.file, (edition / first.file).read_text() + "\ndef broken(:\n    pass\n")
+    out = student(edition, "grade", "--json", str(edition / "broken.json")).output
+    assert out.splitlines()[0].startswith(f"{first.file}:"), out[:500]
+    assert "SyntaxError" in out.splitlines()[0]
+    broken = json.loads((edition / "broken.json").read_text())
+    assert broken["score"] == 0 and all(t["score"] == 0 for t in broken["tests"])
+    script = subprocess.run([sys.executable, "minitorch/course/autograde.py", "--json",
+                             "script.json"], cwd=edition, capture_output=True, text=True,
+                            timeout=600, env={**os.environ, BY_CONTENT_ENV: os.environ[
+                                BY_CONTENT_ENV]})
+    assert script.returncode == 0, script.stdout[-2000:] + script.stderr[-2000:]
+    assert script.stdout.splitlines()[0].startswith(f"{first.file}:")
+    assert json.loads((edition / "script.json").read_text())["score"] == 0
+    editor.restore()
+
     # The tests that need no task (the package's structure) pass around the stubs.
     structure = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n0",
-         "tests/test_layers.py"], cwd=dest, capture_output=True, text=True, timeout=600)
+         "tests/test_layers.py"], cwd=edition, capture_output=True, text=True, timeout=600)
     assert structure.returncode == 0, structure.stdout[-3000:]
 
 
+def _overrun(task) -> str:
+    """Task ``task``'s reference with its first loop running one element further."""
+    body = _solution(task)
+    changed = re.sub(r"(for \w+ in p?range\()([^\n]*)(\):)", r"\1\2 + 1\3", body, count=1)
+    if changed == body:
+        pytest.skip(f"task {task.id}'s reference has no range loop to overrun")
+    return changed
+
+
+@pytest.mark.skipif(not any(t.id == "2.2" for t in TASKS), reason="no task 2.2")
+def test_a_kernel_that_writes_past_the_end_is_rejected(tmp_path, student):
+    """Task 2.2 (zip) looping to n + 1: course test runs with Numba's bounds checks, in a
+    cache of their own, so the write past the end of ``out`` is an IndexError."""
+    task = next(t for t in TASKS if t.id == "2.2")
+    edition = tmp_path / "overrun"
+    build_edition(edition, tasks=["2.2"], root=ROOT)
+    editor = _Editor(edition)
+    editor.put(next(t for t in read_record(edition) if t.id == "2.2"), _overrun(task))
+    out = student(edition, "test", "2.2", code=1).output
+    assert "IndexError" in out, out[-3000:]
+    assert out.splitlines()[-1].startswith("task 2.2 fails"), out[-500:]
+
+
+# ---------------------------------------------------------------------------
+# The commands' errors: one line, a non-zero status
+# ---------------------------------------------------------------------------
 def test_build_refuses_bad_destinations_and_modules(tmp_path):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("")
@@ -230,21 +334,54 @@ def test_build_refuses_bad_destinations_and_modules(tmp_path):
         build_edition(tmp_path / "new", [9], root=ROOT)
 
 
-def test_course_commands(tmp_path):
+def test_course_commands_refuse_mistakes_in_one_line(tmp_path, monkeypatch):
     from minitorch.cli import main
+    monkeypatch.chdir(ROOT)
     runner = CliRunner()
-    listed = runner.invoke(main, ["course", "tasks", "--module", "1"])
-    assert listed.exit_code == 0 and "1.1" in listed.output and "2.1" not in listed.output
-    bad = runner.invoke(main, ["course", "test", "9.9"])
-    assert bad.exit_code == 2 and "no task 9.9" in bad.output
-    bad = runner.invoke(main, ["course", "test", "one"])
-    assert bad.exit_code == 2 and "not a task id" in bad.output
+    first = COURSE_MODULES[0]
+    listed = runner.invoke(main, ["course", "tasks", "--module", str(first)])
+    assert listed.exit_code == 0
+    assert set(re.findall(r"^  (\d+\.\d+) ", listed.output, re.M)) == \
+        {t.id for t in TASKS if t.module == first}
+    for args, message in [(["test", "9.9"], "no task 9.9"), (["test", "one"], "not a task id"),
+                          (["tasks", "--module", "9"], "no task of module 9"),
+                          (["grade", "--json", str(tmp_path / "no" / "r.json")],
+                           "does not exist")]:
+        bad = runner.invoke(main, ["course", *args])
+        assert bad.exit_code != 0 and message in bad.output, (args, bad.output)
+        assert "Traceback" not in bad.output
     out = tmp_path / "edition"
-    built = runner.invoke(main, ["course", "build", str(out), "--module", "1"])
+    built = runner.invoke(main, ["course", "build", str(out), "--module", str(first)])
     assert built.exit_code == 0, built.output
-    assert "6 tasks are stubs" in built.output and (out / EDITION_FILE).exists()
     again = runner.invoke(main, ["course", "build", str(out)])
     assert again.exit_code == 1 and "already exists" in again.output
-    assert "Traceback" not in again.output
-    missing = runner.invoke(main, ["course", "grade", "--json", str(tmp_path / "no" / "r.json")])
-    assert missing.exit_code == 1 and "does not exist" in missing.output
+    monkeypatch.chdir(out)
+    inside = runner.invoke(main, ["course", "build", str(tmp_path / "other")])
+    assert inside.exit_code == 1 and "already a student edition" in inside.output
+    (out / EDITION_FILE).write_text("{not json")
+    broken = runner.invoke(main, ["course", "tasks"])
+    assert broken.exit_code == 1 and "not a course edition record" in broken.output
+
+
+def test_course_commands_say_in_one_line_that_they_need_the_test_extra(tmp_path):
+    """Without pytest, a course command that runs tests says what to install."""
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(textwrap.dedent('''
+        import importlib.abc, sys
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "pytest" or name.startswith("pytest."):
+                    raise ImportError("blocked")
+        sys.meta_path.insert(0, Block())
+        import importlib.util
+        _find = importlib.util.find_spec
+        importlib.util.find_spec = lambda name, *a: None if name == "pytest" else _find(name, *a)
+    '''))
+    env = {**os.environ, "PYTHONPATH": str(blocker) + os.pathsep + str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "minitorch.cli", "course", "grade"], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ('Error: this command runs the course\'s tests and needs the '
+                                   'test extra (pytest is not installed): pip install -e '
+                                   '".[test]"'), done.stderr

@@ -25,7 +25,8 @@ import click
 from .build import BuildError, build_edition, repository_root
 from .grading import TEST_PROFILE, TIMEOUT, format_table, grade, gradescope_results
 from .markers import MODULES, TaskMarkerError
-from .record import CourseTask, RecordError, course_tasks, is_edition, is_stub, stub_site, task_key
+from .record import (EDITION_FILE, CourseTask, RecordError, course_tasks, is_edition, is_stub,
+                     stub_site, task_key)
 
 __all__ = ["course"]
 
@@ -44,6 +45,17 @@ def _need_test_tools() -> None:
 
 
 def _root() -> Path:
+    """The edition the current folder is in (the nearest folder up holding its record), else
+    the checkout this package runs from.
+
+    So ``minitorch course grade`` run in an edition's folder grades that edition, with
+    the grader of the ``minitorch`` that runs it: an autograder can keep its own trusted
+    install and grade each submission's folder.
+    """
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / EDITION_FILE).is_file() and (folder / "minitorch").is_dir():
+            return folder
     try:
         return repository_root()
     except BuildError as e:
