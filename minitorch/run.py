@@ -67,6 +67,11 @@ __all__ = ["TorchAliasFinder", "torch_is_minitorch", "run_program", "missing_nam
 COVERAGE = "docs/coverage.md"
 USAGE = "usage: minitorch run PROGRAM.py [ARGS...]   (or: python -m minitorch.run PROGRAM.py)"
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(minitorch.__file__))
+_THIS_FILE = os.path.abspath(__file__)
+
+
+def _in_package(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
 
 
 # ---------------------------------------------------------------------------
@@ -195,6 +200,17 @@ def _is_minitorch_object(obj: object) -> bool:
     return (getattr(obj, "__module__", None) or "").split(".")[0] == "minitorch"
 
 
+def _public_module(cls: type) -> str:
+    """The shortest module path that exports ``cls``: ``minitorch.nn`` for ``Module``, whose
+    home is ``minitorch.nn.modules.module`` (PyTorch's documented name is the short one)."""
+    parts = cls.__module__.split(".")
+    for i in range(1, len(parts) + 1):
+        module = sys.modules.get(".".join(parts[:i]))
+        if module is not None and getattr(module, cls.__qualname__, None) is cls:
+            return module.__name__
+    return cls.__module__
+
+
 def _missing_name(exc: BaseException) -> str | None:
     """The PyTorch name (``torch.fft``, ``torch.Tensor.lgamma``) ``exc`` says is missing."""
     if isinstance(exc, ModuleNotFoundError):
@@ -214,40 +230,43 @@ def _missing_name(exc: BaseException) -> str | None:
         if attr is None or obj is None:
             return None
         if isinstance(obj, types.ModuleType):
-            return f"{to_torch(obj.__name__)}.{attr}" if _is_minitorch_object(obj) or \
-                obj.__name__.split(".")[0] == "minitorch" else None
+            module = obj.__name__
+            return f"{to_torch(module)}.{attr}" if module.split(".")[0] == "minitorch" else None
         if isinstance(obj, minitorch.Tensor) or obj is minitorch.Tensor:
             return f"torch.Tensor.{attr}"
         if isinstance(obj, type) and _is_minitorch_object(obj):
-            return f"{to_torch(obj.__module__)}.{obj.__qualname__}.{attr}"
+            return f"{to_torch(_public_module(obj))}.{obj.__qualname__}.{attr}"
     return None
 
 
-def _where(exc: BaseException) -> str:
-    """``prog.py, line 7``: the innermost line of the program (not of minitorch) involved."""
-    place = ""
+def _culprit(exc: BaseException) -> tuple[str, int] | None:
+    """File and line of the innermost frame that is neither the import machinery nor this
+    module: the line that used the name (``None`` when there is none)."""
+    found = None
     tb = exc.__traceback__
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
-        inside = os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
-        if not inside and not filename.startswith("<"):    # <frozen importlib._bootstrap>
-            place = f"{filename}, line {tb.tb_lineno}"
+        if not filename.startswith("<") and os.path.abspath(filename) != _THIS_FILE:
+            found = (filename, tb.tb_lineno)           # <frozen importlib._bootstrap>: skip
         tb = tb.tb_next
-    return place
+    return found
 
 
 def missing_name_message(exc: BaseException) -> str | None:
     """One line for an exception that means "PyTorch has this name, minitorch has not".
 
-    ``None`` for every other exception (they keep Python's traceback).
+    ``None`` for every other exception, which keeps Python's traceback; so does
+    a missing name met *inside* minitorch's own code: that is a bug of minitorch's
+    and its traceback is what a report needs.
     """
     name = _missing_name(exc)
-    if name is None:
+    culprit = _culprit(exc)
+    if name is None or (culprit is not None and _in_package(culprit[0])):
         return None
     kind = " (no such module)" if isinstance(exc, ModuleNotFoundError) else ""
-    where = _where(exc)
-    return (f"Error: {where + ': ' if where else ''}{name} is not in minitorch{kind}; "
-            f"{COVERAGE} lists the PyTorch names it has")
+    where = f"{culprit[0]}, line {culprit[1]}: " if culprit else ""
+    return f"Error: {where}{name} is not in minitorch{kind}; {COVERAGE} lists the PyTorch " \
+           "names it has"
 
 
 # ---------------------------------------------------------------------------
@@ -279,37 +298,48 @@ def run_program(path: str, args: Sequence[str] = ()) -> int:
     Returns the exit status for an ordinary end (0), an uncaught exception
     (1, after the traceback or the one-line message) or Ctrl-C (130); a
     ``sys.exit(...)`` in the program propagates as :class:`SystemExit`, so
-    its status and message are Python's.  ``sys.argv`` and ``sys.path[0]``
-    are set for the program and not restored: the process ends with it.
+    its status and message are Python's.  ``sys.argv``, ``sys.path[0]`` and
+    the import system are put back afterwards (the tests run programs in
+    their own process).
     """
+    saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [path, *args]
     if not os.path.isdir(path):           # a directory: runpy puts it on sys.path itself
-        folder = os.path.dirname(os.path.abspath(path))
-        # python prog.py puts the program's folder where the interpreter puts the
-        # script's: first.  Here the first entry is the minitorch command's bin/
+        # python prog.py puts the program's folder first, where the interpreter
+        # puts a script's.  Here the first entry is the minitorch command's bin/
         # directory (or the current directory under python -m): replace it.
-        if sys.path:
-            sys.path[0] = folder
-        else:
-            sys.path.insert(0, folder)
-    with torch_is_minitorch():
-        try:
-            # The absolute path, as python prog.py gives __main__ (__file__ and
-            # tracebacks); sys.argv[0] keeps the path as typed, as Python's does.
-            runpy.run_path(os.path.abspath(path), run_name="__main__")
-        except SystemExit:
-            raise
-        except BaseException as exc:  # noqa: BLE001 (report it as Python would, then exit)
-            sys.stdout.flush()
-            line = missing_name_message(exc)
-            if line is not None:
-                print(line, file=sys.stderr)
-                return 1
-            # The hook prints the exception's own __traceback__: trim that one.
-            exc.__traceback__ = _program_traceback(exc, path)
-            sys.excepthook(type(exc), exc, exc.__traceback__)
-            return 130 if isinstance(exc, KeyboardInterrupt) else 1
-    return 0
+        folder = os.path.dirname(os.path.abspath(path))
+        sys.path[:1] = [folder]
+    try:
+        with torch_is_minitorch():
+            try:
+                # The absolute path, as python prog.py gives __main__ its __file__ and
+                # tracebacks (Python 3.9+).  runpy sets sys.argv[0] to the same path
+                # while the program runs: absolute, where Python keeps it as typed.
+                runpy.run_path(os.path.abspath(path), run_name="__main__")
+            except SystemExit:
+                raise
+            except BaseException as exc:  # noqa: BLE001 (reported as Python would, below)
+                return _report(exc, path)
+        return 0
+    finally:
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+
+
+def _report(exc: BaseException, path: str) -> int:
+    """Print an exception that escaped the program; return the exit status Python gives."""
+    sys.stdout.flush()                    # the program's output first, as at exit
+    line = missing_name_message(exc)
+    if line is not None:
+        print(line, file=sys.stderr)
+        return 1
+    # Python's own report, through sys.excepthook (the program may have set one),
+    # from the program's first frame on.  The hook prints the exception's own
+    # __traceback__, so that is the one to trim.
+    exc.__traceback__ = _program_traceback(exc, path)
+    sys.excepthook(type(exc), exc, exc.__traceback__)
+    return 130 if isinstance(exc, KeyboardInterrupt) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
