@@ -51,31 +51,38 @@ REPORT_AFTER = 1.0
 def compile_notice(model: str) -> str:
     """What the first batch of a first run says while the kernels compile.
 
-    >>> compile_notice("lenet")  # doctest: +ELLIPSIS
-    'compiling kernels (first run only: about 60 s on 2 cores; later runs load them ...'
+    >>> print(compile_notice("lenet"))  # doctest: +ELLIPSIS
+    compiling kernels (first run only: about 60 s on 2 cores; later runs load them from ...
     """
     seconds = COMPILE_SECONDS.get(model, max(COMPILE_SECONDS.values()))
     return (f"compiling kernels (first run only: about {seconds} s on {COMPILE_CORES} cores; "
             "later runs load them from Numba's disk cache)...")
 
 
-def compile_report(compiling: float, locked: float) -> str | None:
+def compile_report(compiling: float, locked: float, cpu: float | None = None) -> str | None:
     """The line that reports an epoch's time under Numba's compiler lock (None if small).
 
     ``compiling`` is the time spent compiling, ``locked`` all the time under
     the lock (compiling and loading cached kernels; never less than
-    ``compiling``).
+    ``compiling``), ``cpu`` the process's CPU time under the lock.  Numba
+    compiles on one thread, so a wall time well above the CPU time means other
+    programs had the cores: the line says so, or a 60 s compile reported as
+    150 s would look like minitorch's doing.
 
-    >>> compile_report(41.23, 41.9)
+    >>> compile_report(41.23, 41.9, 41.0)
     'compiled kernels in 41.9 s (first run on this machine; cached for later runs; not counted in the epoch time)'
+    >>> compile_report(140.0, 150.2, 60.4)  # doctest: +ELLIPSIS
+    'compiled kernels in 150.2 s (60.4 s of CPU time: other programs were using the cores; first run ...'
     >>> compile_report(0.0, 1.52)
     "loaded kernels from Numba's disk cache in 1.5 s (not counted in the epoch time)"
     >>> compile_report(0.1, 0.3) is None
     True
     """
     if compiling >= REPORT_AFTER:
-        return (f"compiled kernels in {locked:.1f} s (first run on this machine; cached for "
-                "later runs; not counted in the epoch time)")
+        busy = (f"{cpu:.1f} s of CPU time: other programs were using the cores; "
+                if cpu is not None and locked > 1.5 * cpu else "")
+        return (f"compiled kernels in {locked:.1f} s ({busy}first run on this machine; cached "
+                "for later runs; not counted in the epoch time)")
     if locked >= REPORT_AFTER:
         return (f"loaded kernels from Numba's disk cache in {locked:.1f} s (not counted in "
                 "the epoch time)")

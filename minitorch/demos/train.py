@@ -384,7 +384,7 @@ class _Loop:
                   "compile_seconds": self.clock.locked - self._lock_mark[1],
                   "compile_cpu_seconds": self.clock.locked_cpu - self._lock_mark[2]}
         compiled = compile_report(self.clock.compiling - self._lock_mark[0],
-                                  record["compile_seconds"])
+                                  record["compile_seconds"], record["compile_cpu_seconds"])
         with self.guard.hold():
             history.append(record)
             pos.epoch, pos.phase, pos.batch, pos.perm = epoch, "train", 0, None
