@@ -153,31 +153,41 @@ def _images_from_array(array: np.ndarray, path: str) -> list[np.ndarray]:
 def read_npy(path: str) -> np.ndarray:
     """A ``.npy`` file of numbers, checked before NumPy reads it; anything else: one line.
 
-    ``np.load`` trusts the header: a 100-byte file declaring a terabyte of
-    data makes it allocate the terabyte first.  So the header is read here
-    and its shape and dtype checked against the file's size; no pickles
-    (object arrays), only booleans, integers and floats.
+    ``np.load`` trusts the file: a 100-byte file declaring a header of 600 MB
+    or data of a terabyte makes it allocate that first.  So the header's
+    length is checked here, then its shape and dtype against the file's size;
+    no pickles (object arrays), only booleans, integers and floats.
     """
+    size = os.path.getsize(path)
     try:
         with open(path, "rb") as f:
+            magic = f.read(8)
+            if len(magic) < 8 or not magic.startswith(b"\x93NUMPY") or \
+                    (magic[6], magic[7]) not in ((1, 0), (2, 0), (3, 0)):
+                raise UserError(f"{path}: not a .npy file (bad magic)")
+            width = 2 if magic[6] == 1 else 4
+            length = int.from_bytes(f.read(width), "little")
+            if length > min(size, 1 << 16):
+                raise UserError(f"{path}: not a readable .npy file (a header of {length} bytes)")
+            f.seek(0)
             version = np.lib.format.read_magic(f)
             if version == (1, 0):
-                shape, fortran, dt = np.lib.format.read_array_header_1_0(f)
-            elif version in ((2, 0), (3, 0)):
-                shape, fortran, dt = np.lib.format.read_array_header_2_0(f)
+                shape, _, dt = np.lib.format.read_array_header_1_0(f)
             else:
-                raise ValueError(f"unknown .npy version {version}")
+                shape, _, dt = np.lib.format.read_array_header_2_0(f)
             if dt.kind not in "biuf" or dt.hasobject:
                 raise UserError(f"{path}: an array of {dt}, not of numbers")
             need = math.prod(shape) * dt.itemsize
-            have = os.path.getsize(path) - f.tell()
+            have = size - f.tell()
             if need != have:
                 raise UserError(f"{path}: the header says shape {shape} of {dt} ({need} "
                                 f"bytes), but the file holds {have}")
         return np.load(path, allow_pickle=False)
     except UserError:
         raise
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as e:
+    except OSError as e:
+        raise UserError(f"{path}: cannot read it ({e.strerror or e})") from None
+    except Exception as e:        # noqa: BLE001  (NumPy's header parser raises many types)
         raise UserError(f"{path}: not a readable .npy file "
                         f"({str(e).splitlines()[0][:120] if str(e) else type(e).__name__})") \
             from None
