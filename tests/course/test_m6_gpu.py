@@ -1,4 +1,4 @@
-"""Course module 6, the GPU: map, zip, a reduction and a tiled matmul as ``numba.cuda`` kernels.
+"""Course module 6, the GPU: map, zip, reductions and a tiled matmul as ``numba.cuda`` kernels.
 
 ``minitorch course test 6.1`` runs the tests of one task.
 
@@ -305,6 +305,97 @@ def test_block_sum_twice_sums_everything():
     assert total.sum() == x.sum()
 
 
+@st.composite
+def reductions(draw):
+    """x (exact size, some layout), the kept and reduced dims' shapes and strides, nsplit."""
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim)))
+    order = draw(st.permutations(list(range(ndim))))
+    strides, step = [0] * ndim, 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= shape[d]
+    reduced = draw(st.lists(st.booleans(), min_size=ndim, max_size=ndim))
+    if not any(reduced):
+        reduced[-1] = True
+    keep = [d for d in range(ndim) if not reduced[d]]
+    red = [d for d in range(ndim) if reduced[d]]
+    x0 = draw(st.integers(0, 2))
+    return (x0, x0 + step, tuple(shape[d] for d in keep), tuple(strides[d] for d in keep),
+            tuple(shape[d] for d in red), tuple(strides[d] for d in red),
+            draw(st.integers(1, 3)))
+
+
+def _parts_oracle(op_name, x, x0, keep_shape, keep_st, red_shape, red_st, nsplit, acc0):
+    """Each part's fold, with NumPy: sums in order; extrema with NaN winning, first index
+    on ties; -1 for an empty part."""
+    n_out, n_red = int(np.prod(keep_shape)), int(np.prod(red_shape))
+    part, part_i = [], []
+    for o in range(n_out):
+        base = x0 + sum(i * s for i, s in zip(np.unravel_index(o, keep_shape), keep_st)) \
+            if keep_shape else x0
+        values = np.array([x[base + sum(i * s for i, s in zip(np.unravel_index(r, red_shape),
+                                                                red_st))]
+                           for r in range(n_red)])
+        for s in range(nsplit):
+            rs = list(range(s, n_red, nsplit))
+            if not rs:
+                part.append(acc0)
+                part_i.append(-1)
+                continue
+            v = values[rs]
+            if op_name == "SUM":
+                part.append(acc0 + v.sum())
+                part_i.append(None)                        # any index of the part
+            else:
+                nan = np.isnan(v)
+                k = int(np.argmax(nan)) if nan.any() else int(
+                    np.argmax(v) if op_name in ("MAX", "ARGMAX") else np.argmin(v))
+                part.append(v[k])
+                part_i.append(rs[k])
+    return np.array(part), part_i
+
+
+@pytest.mark.task("6.7")
+@FEW
+@given(case=reductions(), op_name=st.sampled_from(["SUM", "MAX", "ARGMIN"]),
+       launch=launches, seed=st.integers(0, 9), nans=st.booleans())
+def test_reduce_partial_folds_every_part_of_every_output(case, op_name, launch, seed, nans):
+    red = _reduce()
+    from minitorch.backends import reduce_ops
+    x0, size, keep_shape, keep_st, red_shape, red_st, nsplit = case
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-3, 4, size).astype(np.float64)      # small integers: ties
+    if nans:
+        x[rng.random(size) < 0.2] = np.nan
+    n_out, n_red = int(np.prod(keep_shape)), int(np.prod(red_shape))
+    acc0 = np.float64(0.0)
+    part, part_i = np.full(n_out * nsplit, SENTINEL), np.full(n_out * nsplit, -7, np.int64)
+    red.reduce_partial[launch](getattr(reduce_ops, op_name), x, x0, keep_shape, keep_st,
+                               red_shape, red_st, n_out, n_red, nsplit, acc0, part, part_i)
+    expected, expected_i = _parts_oracle(op_name, x, x0, keep_shape, keep_st, red_shape,
+                                         red_st, nsplit, acc0)
+    np.testing.assert_allclose(part, expected, rtol=1e-12)
+    for got, want in zip(part_i, expected_i):
+        assert got >= 0 if want is None else got == want
+
+
+@pytest.mark.task("6.7")
+def test_reduce_partial_of_the_rows_of_a_matrix():
+    red = _reduce()
+    from minitorch.backends import reduce_ops
+    x = np.array([1.0, 5.0, 2.0, 7.0, 0.0, 9.0])               # [[1, 5, 2], [7, 0, 9]]
+    part, part_i = np.full(4, SENTINEL), np.full(4, -7, np.int64)
+    red.reduce_partial[1, 3](reduce_ops.SUM, x, 0, (2,), (3,), (3,), (1,), 2, 3, 2,
+                             np.float64(0.0), part, part_i)
+    np.testing.assert_array_equal(part, [3.0, 5.0, 16.0, 0.0])
+    part, part_i = np.full(6, SENTINEL), np.full(6, -7, np.int64)
+    red.reduce_partial[2, 2](reduce_ops.ARGMAX, x, 0, (3,), (1,), (2,), (3,), 3, 2, 2,
+                             np.float64(0.0), part, part_i)     # over the columns, 2 parts
+    np.testing.assert_array_equal(part, [1.0, 7.0, 5.0, 0.0, 2.0, 9.0])
+    np.testing.assert_array_equal(part_i, [0, 1, 0, 1, 0, 1])
+
+
 def _matmul():
     from minitorch.backends.cuda import matmul
     return matmul
@@ -368,6 +459,8 @@ sigs = {
     "unary_fast_strided": (ew, (i, f, i, t2, f, i, t2, t2, i, float64, float64)),
     "block_sum": (red, (f, f)),
     "matmul_shared": (mm, (m2, m2, m2)),
+    "reduce_partial": (red, (i, f, i, t2, t2, nt.UniTuple(int64, 1), nt.UniTuple(int64, 1), i, i,
+                             i, float64, f, int64[::1])),
 }
 found = {}
 for name, (module, sig) in sigs.items():
@@ -398,7 +491,8 @@ _TASK_KERNELS = {"6.1": ("unary_contiguous", ["unary_fast_contiguous", "unary_in
                  "6.3": ("arith_strided", ["binary_strided"]),
                  "6.4": ("unary_strided", ["unary_fast_strided"]),
                  "6.5": ("block_sum", []),
-                 "6.6": ("matmul_shared", [])}
+                 "6.6": ("matmul_shared", []),
+                 "6.7": ("reduce_partial", [])}
 
 
 def _compiles_for_a_gpu(task, ptx_compiles, run_once):
@@ -440,3 +534,8 @@ def test_block_sum_compiles_for_a_real_gpu(ptx_compiles):
 @pytest.mark.task("6.6")
 def test_matmul_shared_compiles_for_a_real_gpu(ptx_compiles):
     _compiles_for_a_gpu("6.6", ptx_compiles, test_matmul_shared_of_non_square_operands)
+
+
+@pytest.mark.task("6.7")
+def test_reduce_partial_compiles_for_a_real_gpu(ptx_compiles):
+    _compiles_for_a_gpu("6.7", ptx_compiles, test_reduce_partial_of_the_rows_of_a_matrix)

@@ -35,11 +35,37 @@ SUM_THREADS = 4 if SIMULATOR else 256
 @kernel
 def reduce_partial(op, x, x0, keep_shape, keep_st, red_shape, red_st, n_out, n_red, nsplit,
                    acc0, part, part_i):
-    """``part[o * nsplit + s]`` = fold of the elements ``s, s + nsplit, ...`` of output ``o``.
+    """The first pass of a reduction on the GPU: one part of one output per thread.
 
-    ``part_i`` gets the reduced index of the chosen element (max/min), or
-    -1 where the part had no elements.
+    Args:
+        op: a ``reduce_ops`` code (``SUM``, ``PROD``, ``MAX``, ``ARGMAX``, ...).
+        x: the input buffer (1-D); ``x0`` the position of its element 0.
+        keep_shape, keep_st: the shape and strides of the kept dims (a tuple
+            each): output ``o`` is element ``o`` of ``keep_shape`` in row-major order.
+        red_shape, red_st: the same for the reduced dims: the reduced elements
+            of an output are numbered ``r = 0 .. n_red - 1`` in row-major order.
+        n_out, n_red: the numbers of outputs and of reduced elements per output.
+        nsplit: each output's reduced elements are cut into ``nsplit``
+            interleaved parts: part ``s`` has ``r = s, s + nsplit, s + 2*nsplit, ...``.
+        acc0: where an accumulating op starts (``reduce_ops.identity``), in the
+            accumulator's type.
+        part, part_i: the results, ``n_out * nsplit`` long: ``part[o * nsplit + s]`` is
+            part ``s`` of output ``o`` folded with ``reduce_ops.fold`` in increasing
+            ``r``; ``part_i`` is the ``r`` of the element an extremum (max, min,
+            argmax, argmin) chose, for the other ops any ``r >= 0`` of the part, and
+            -1 when the part has no element (then ``part`` is ``acc0``).
+
+    An extremum has no identity: it starts from the part's first element.
+    Every ``(o, s)`` pair is done by exactly one thread, for any launch size.
+
+    Example: a 2x3 ``x = [[1, 5, 2], [7, 0, 9]]`` reduced over its rows (``keep_shape =
+    (2,)``, ``red_shape = (3,)``) with ``SUM`` and ``nsplit = 2`` gives
+    ``part = [3, 5, 16, 0]`` (``1 + 2``, ``5``, ``7 + 9``, ``0``).
     """
+    # Task 6.7: the reduction's first pass on the GPU: every (output, part) folded by one
+    # thread, in the order of its reduced elements, with reduce_ops' rules (an extremum
+    # starts from a real element; an empty part is marked -1).
+    ### BEGIN SOLUTION
     extremum = op == MAX or op == MIN or op == ARGMAX or op == ARGMIN
     for t in range(cuda.grid(1), n_out * nsplit, cuda.gridsize(1)):
         o = t // nsplit
@@ -57,6 +83,7 @@ def reduce_partial(op, x, x0, keep_shape, keep_st, red_shape, red_st, n_out, n_r
                 acc_i = r               # marks the part as not empty (see reduce_combine)
         part[t] = acc
         part_i[t] = acc_i
+    ### END SOLUTION
 
 
 @kernel
