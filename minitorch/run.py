@@ -57,7 +57,7 @@ import runpy
 import sys
 import types
 from contextlib import contextmanager
-from typing import Iterator, NoReturn, Sequence
+from typing import Iterator, Sequence
 
 import minitorch
 
@@ -103,6 +103,18 @@ def minitorch_module(torch_name: str) -> types.ModuleType:
     would for a module that does not exist.
     """
     name = to_minitorch(torch_name)
+    parent_name, _, child = name.rpartition(".")
+    parent = sys.modules.get(parent_name)
+    if parent is not None and hasattr(parent, child) and not isinstance(
+            getattr(parent, child), types.ModuleType):
+        # minitorch.device is a class, minitorch.tensor a function, each hiding a
+        # file of the same name.  PyTorch has no such module (import torch.device
+        # fails there too), and importing the file would let Python overwrite the
+        # attribute with it (the import system sets every new submodule on its
+        # parent): minitorch.tensor would stop being a function.
+        raise ModuleNotFoundError(f"No module named '{torch_name}' ({torch_name} is a "
+                                  f"{type(getattr(parent, child)).__name__}, not a module)",
+                                  name=torch_name)
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as e:
@@ -110,7 +122,6 @@ def minitorch_module(torch_name: str) -> types.ModuleType:
         # module that exists but needs a missing package (mpi4py, ...) says so itself.
         if e.name is None or not (name == e.name or name.startswith(e.name + ".")):
             raise
-    parent_name, _, child = name.rpartition(".")
     try:
         parent = importlib.import_module(parent_name)
     except ModuleNotFoundError:
@@ -211,11 +222,23 @@ def _public_module(cls: type) -> str:
     return cls.__module__
 
 
+def _exists(dotted: str) -> bool:
+    """Whether ``minitorch.a.b`` names something, module or not (``minitorch.device``)."""
+    obj: object = minitorch
+    for part in dotted.split(".")[1:]:
+        if not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
 def _missing_name(exc: BaseException) -> str | None:
     """The PyTorch name (``torch.fft``, ``torch.Tensor.lgamma``) ``exc`` says is missing."""
     if isinstance(exc, ModuleNotFoundError):
         name = exc.name or ""
-        return to_torch(name) if name.split(".")[0] in ("torch", "minitorch") else None
+        if name.split(".")[0] not in ("torch", "minitorch") or _exists(to_minitorch(name)):
+            return None               # import torch.device: there, but not a module
+        return to_torch(name)
     if isinstance(exc, ImportError):      # from torch.nn import Foo
         module = exc.name or ""
         if module.split(".")[0] != "minitorch":
@@ -284,12 +307,23 @@ def check_program(path: str) -> str | None:
 
 
 def _program_traceback(exc: BaseException, path: str) -> types.TracebackType | None:
-    """``exc``'s traceback from the program's first frame on, as ``python prog.py`` shows it."""
+    """``exc``'s traceback as ``python prog.py`` shows it: from the program's first frame
+    on, without the frames of the import machinery and of this module's finder (Python
+    hides its own import frames the same way)."""
     target = os.path.abspath(path)
     tb = exc.__traceback__
     while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != target:
         tb = tb.tb_next
-    return tb          # None when the program never started (a SyntaxError): no frames
+    kept = []
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not (filename.startswith("<frozen importlib") or
+                os.path.abspath(filename) == _THIS_FILE):
+            kept.append(tb)
+        tb = tb.tb_next
+    for tb, after in zip(kept, kept[1:] + [None]):
+        tb.tb_next = after
+    return kept[0] if kept else None   # None: the program never started (a SyntaxError)
 
 
 def run_program(path: str, args: Sequence[str] = ()) -> int:

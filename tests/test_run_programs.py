@@ -348,6 +348,19 @@ def test_finder_maps_torch_paths_to_the_same_minitorch_modules():
     assert minitorch.nn.__spec__.name == "minitorch.nn"
 
 
+def test_a_name_that_is_no_module_stays_what_it_is():
+    """import torch.device fails as in PyTorch, and minitorch.device is still the class
+    (importing the file device.py would have replaced it on the package)."""
+    with runner.torch_is_minitorch():
+        for name in ("torch.device", "torch.tensor", "torch.func.vmap"):
+            with pytest.raises(ModuleNotFoundError, match="not a module") as e:
+                importlib.import_module(name)
+            assert e.value.name == name
+            assert runner.missing_name_message(e.value) is None   # there: no "missing" line
+    assert isinstance(minitorch.device, type) and callable(minitorch.tensor)
+    assert minitorch.tensor([1.0]).shape == (1,)
+
+
 def test_finder_lets_other_names_pass():
     finder = runner.TorchAliasFinder()
     for name in ("torchvision", "torch_geometric", "numpy", "minitorch.nn"):
@@ -397,6 +410,7 @@ def test_a_missing_pytorch_name_ends_in_one_line(tmp_path, capsys, code, name, k
     ("import torch\ntorch.nn.Linear(2, 2).no_such_attribute", "AttributeError"),
     ("import no_such_package_anywhere", "ModuleNotFoundError"),
     ("import torch\nraise ValueError('boom')", "ValueError: boom"),
+    ("import torch.device", "ModuleNotFoundError: No module named 'torch.device'"),
     ("import torch\ntorch.ones(2, 3) @ torch.ones(2, 3)", "RuntimeError"),
 ])
 def test_other_errors_keep_pythons_traceback(tmp_path, capsys, code, error):
