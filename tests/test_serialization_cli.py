@@ -128,8 +128,8 @@ def png_chunk(kind, body):
 
 
 def png(ihdr, rows=b"\x00\x00"):
-    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", zlib.compress(rows))
-            + png_chunk(b"IEND", b""))
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) +
+            png_chunk(b"IDAT", zlib.compress(rows)) + png_chunk(b"IEND", b""))
 
 
 def idx_gz():

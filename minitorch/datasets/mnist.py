@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gzip
 import math
-import os
 import struct
 import zlib
 from pathlib import Path

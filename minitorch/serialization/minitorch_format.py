@@ -41,10 +41,11 @@ from ..dtype import dtype as dtype_cls
 from ..storage import UntypedStorage
 from ..tensor import Tensor
 from .archive import SafeZip, write_atomically
-from .common import (DTYPES, MAX_DEPTH, SerializationError, check_count, fail, from_bytes,
+from .common import (DTYPES, MAX_DEPTH, check_count, fail, from_bytes,
                      make_storage, make_tensor, target_device, to_bytes)
 
-__all__ = ["save", "load", "FORMAT_VERSION", "TreeEncoder", "TreeDecoder", "MAX_JSON_BYTES"]
+__all__ = ["save", "load", "FORMAT_VERSION", "TreeEncoder", "TreeDecoder", "MAX_JSON_BYTES",
+           "parse_json"]
 
 FORMAT_NAME = "minitorch"
 FORMAT_VERSION = 1
@@ -279,5 +280,3 @@ def _declared_storages(src: str, entries: Any) -> dict:
         declared[index] = (dt, nbytes)
     return declared
 
-
-__all__ += ["parse_json", "SerializationError"]

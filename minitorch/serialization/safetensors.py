@@ -136,7 +136,10 @@ def _check_metadata(metadata: Any) -> None:
 
 
 def save(tensors: dict, metadata: dict | None = None) -> bytes:
-    """The safetensors bytes of ``tensors`` (a ``{name: Tensor}`` dict), as ``safetensors.torch.save``."""
+    """The safetensors bytes of ``tensors`` (a ``{name: Tensor}`` dict).
+
+    As ``safetensors.torch.save``: ``metadata`` is a dict of strings.
+    """
     _check_tensors(tensors)
     _check_metadata(metadata)
     keep: list = []
@@ -257,7 +260,11 @@ def load(data: bytes) -> dict:
 
 
 def load_file(filename: str | os.PathLike, device: Any = "cpu") -> dict:
-    """The ``{name: Tensor}`` dict in a safetensors file, on ``device``, as ``safetensors.torch.load_file``."""
+    """The ``{name: Tensor}`` dict in a safetensors file, on ``device``.
+
+    As ``safetensors.torch.load_file``; a damaged file raises
+    :class:`~minitorch.serialization.common.SerializationError` naming it.
+    """
     source = source_name(filename)
     try:
         with open(filename, "rb") as f:

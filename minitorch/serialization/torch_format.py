@@ -61,8 +61,8 @@ from ..storage import UntypedStorage
 from ..tensor import Tensor
 from ..tensor_base import Size
 from .archive import SafeZip, write_atomically
-from .common import (DTYPES, MAX_DEPTH, check_count, fail, from_bytes, make_storage,
-                     make_tensor, target_device, to_bytes)
+from .common import (DTYPES, MAX_DEPTH, fail, from_bytes, make_storage, make_tensor,
+                     target_device, to_bytes)
 
 __all__ = ["save", "load", "is_torch_archive", "MAX_PICKLE_BYTES"]
 
