@@ -307,3 +307,19 @@ def test_safetensors_interop_with_torch(tmp_path):
     assert back["w"].tolist() == tensors["w"].tolist() and back["b"].dtype == real.bfloat16
     stt.save_file({"x": real.arange(4.0)}, str(tmp_path / "t.safetensors"))
     assert st.load_file(tmp_path / "t.safetensors")["x"].tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("fmt", ["minitorch", "torch", "safetensors"])
+def test_devices_and_map_location(tmp_path, device, fmt):
+    """Saved from ``device``; loaded where it was (safetensors: on the CPU), or where asked."""
+    x = torch.arange(6).float().reshape(2, 3).to(device)
+    obj = {"x": x} if fmt == "safetensors" else {"x": x, "row": x[1]}
+    path = tmp_path / "d"
+    torch.save(obj, path, format=fmt)
+    saved = "cpu" if fmt == "safetensors" else device
+    assert torch.load(path)["x"].device.type == saved
+    for target in ("cpu", device):
+        out = torch.load(path, map_location=target)
+        assert out["x"].device.type == target and out["x"].tolist() == [[0, 1, 2], [3, 4, 5]]
+        if fmt != "safetensors":
+            assert out["row"].untyped_storage() is out["x"].untyped_storage()
