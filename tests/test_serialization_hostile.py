@@ -593,3 +593,18 @@ def test_pickle_never_reaches_os_system(monkeypatch):
         with pytest.raises(SerializationError):
             load_bytes(torch_zip(pickle_of(body), [("data/0", FLOATS6)]))
     assert calls == []
+
+
+def test_pickle_and_json_size_limits(monkeypatch):
+    """A small file cannot make millions of Python objects: sizes and opcodes are capped."""
+    from minitorch.serialization import torch_format
+    bomb = torch_zip(b"")
+    bomb = rezip(bomb, lambda n, b: pickle_of(b"]" + b"(" + b"}" * (17 << 20) + b"e")
+                 if n.endswith("data.pkl") else b, method=zipfile.ZIP_DEFLATED)
+    assert len(bomb) < 100_000
+    refused(bomb, "more than the 16777216 accepted")
+    monkeypatch.setattr(torch_format, "MAX_PICKLE_OPS", 1000)
+    refused(torch_zip(pickle_of(b"]" + b"(" + b"N" * 2000 + b"e")), "more than 1000 opcodes")
+    big_json = rezip(minitorch_file(), lambda n, b: b"[" + b"0," * (9 << 20) + b"0]"
+                     if n == "data.json" else b, method=zipfile.ZIP_DEFLATED)
+    refused(big_json, "more than the 16777216 accepted")

@@ -49,7 +49,10 @@ __all__ = ["save", "load", "FORMAT_VERSION", "TreeEncoder", "TreeDecoder", "MAX_
 
 FORMAT_NAME = "minitorch"
 FORMAT_VERSION = 1
-MAX_JSON_BYTES = 256 << 20       # the manifest and tree: far above any real checkpoint's
+# The manifest and the tree: a state dict takes ~200 bytes of JSON a tensor, so 16 MB is
+# 80,000 tensors; the limit bounds the Python objects json.loads can make (~30 bytes each
+# a byte of JSON).
+MAX_JSON_BYTES = 16 << 20
 
 
 # ---------------------------------------------------------------------------

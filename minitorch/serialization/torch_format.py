@@ -64,9 +64,13 @@ from .archive import SafeZip, write_atomically
 from .common import (DTYPES, MAX_DEPTH, fail, from_bytes, make_storage, make_tensor,
                      target_device, to_bytes)
 
-__all__ = ["save", "load", "is_torch_archive", "MAX_PICKLE_BYTES"]
+__all__ = ["save", "load", "is_torch_archive", "MAX_PICKLE_BYTES", "MAX_PICKLE_OPS"]
 
-MAX_PICKLE_BYTES = 256 << 20
+# A state dict's pickle takes ~200 bytes a tensor: 16 MB is 80,000 tensors.  Every opcode
+# makes at most one Python object (~64 bytes), so the two limits bound what a pickle can
+# make (a 16 KB deflated entry of 16 MB of "}" would otherwise be a million dicts a KB).
+MAX_PICKLE_BYTES = 16 << 20
+MAX_PICKLE_OPS = 4_000_000
 
 # torch's legacy storage classes and dtype names, for the dtypes minitorch has.
 _STORAGE_CLASSES = {"DoubleStorage": "float64", "FloatStorage": "float32",
@@ -351,13 +355,16 @@ _FORBIDDEN_OPS = {"INST", "OBJ", "NEWOBJ", "NEWOBJ_EX", "EXT1", "EXT2", "EXT4", 
 
 def _scan(data: bytes) -> None:
     """Check the pickle's opcodes before running any: nothing that builds arbitrary objects,
-    no memo index or frame larger than the pickle itself, protocol 0..5, one STOP at the end."""
+    no memo index or frame larger than the pickle itself, at most ``MAX_PICKLE_OPS``
+    opcodes, protocol 0..5, a STOP at the end."""
     ops = 0
     last = None
     try:
         for op, arg, pos in pickletools.genops(data):
             ops += 1
             last = op.name
+            if ops > MAX_PICKLE_OPS:
+                raise _Refused(f"the pickle has more than {MAX_PICKLE_OPS} opcodes")
             if op.name in _FORBIDDEN_OPS:
                 raise _Refused(f"opcode {op.name} (which builds arbitrary objects) at byte {pos}")
             if op.name == "PROTO" and not 0 <= arg <= 5:
