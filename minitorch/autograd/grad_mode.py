@@ -42,7 +42,8 @@ class _GradModeSwitch:
     enabled = True
 
     def __enter__(self) -> None:
-        # Task 3.3: save the current grad mode, then switch to self.enabled.
+        # Task 3.3: inside the with block, recording is on exactly when self.enabled is True;
+        # __exit__ puts back the mode from before the block (it reads self._prev).
         ### BEGIN SOLUTION
         self._prev = STATE.grad_enabled
         STATE.grad_enabled = self.enabled

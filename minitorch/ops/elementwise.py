@@ -131,7 +131,25 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
-        # Task 3.4: the gradients of a * b for a and for b.
+        """The gradients of ``a * b`` for ``a`` and for ``b``.
+
+        Args:
+            ctx: what :meth:`forward` kept: ``ctx.saved_tensors`` is ``(a, b)``, each
+                ``None`` unless the *other* input wants a gradient (a number ``b``
+                is in ``ctx.b_number`` instead); ``ctx.a``/``ctx.b`` are the inputs'
+                ``(shape, dtype)`` (``None`` for a number); ``ctx.needs_input_grad``.
+            g: the gradient of the loss for ``a * b`` (the broadcast shape).
+
+        Returns:
+            ``(grad_a, grad_b)``: each has its input's shape and dtype (the
+            gradient of an input that was broadcast is summed back to its shape:
+            ``_reduce_grad`` does that), or is ``None`` for an input that wants no
+            gradient.  Write it with tensor ops, so that with ``create_graph=True``
+            the gradients can be differentiated again.  Example: ``a = [1., 2.]``,
+            ``b = [[3.], [4.]]`` and ``g`` all ones of shape (2, 2) give
+            ``grad_a = [7., 7.]`` and ``grad_b = [[3.], [3.]]``.
+        """
+        # Task 3.4: the gradients of a * b for a and for b, each with its input's shape and dtype.
         ### BEGIN SOLUTION
         a, b = ctx.saved_tensors
         if b is None:
@@ -162,6 +180,23 @@ class Div(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
+        """The gradients of ``a / b`` for ``a`` and for ``b``.
+
+        Args:
+            ctx: what :meth:`forward` kept: ``ctx.saved_tensors`` is ``(a, b)`` (``a``
+                is ``None`` unless ``b`` wants a gradient; a number ``a`` or ``b`` is in
+                ``ctx.a_number``/``ctx.b_number`` instead); ``ctx.a``/``ctx.b`` are the
+                inputs' ``(shape, dtype)``; ``ctx.needs_input_grad``.
+            g: the gradient of the loss for ``a / b``.
+
+        Returns:
+            ``(grad_a, grad_b)``, each with its input's shape and dtype, or ``None``
+            for an input that wants no gradient; written with tensor ops (so that
+            ``create_graph=True`` works).  Example: ``a = 3.``, ``b = 2.`` and
+            ``g = 1.`` give ``(0.5, -0.75)``.
+        """
+        # Task 3.7: the gradients of a / b for a and for b, each with its input's shape and dtype.
+        ### BEGIN SOLUTION
         a, b = ctx.saved_tensors
         if b is None:
             b = ctx.b_number
@@ -170,6 +205,7 @@ class Div(Function):
         ga = _reduce_grad(g / b, ctx.a) if ctx.needs_input_grad[0] else None
         gb = _reduce_grad(-g * a / (b * b), ctx.b) if ctx.needs_input_grad[1] else None
         return ga, gb
+        ### END SOLUTION
 
 
 def _dtype_of(x: Any):

@@ -84,7 +84,25 @@ class MatMul(Function):
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
-        # Task 3.6: the gradients of a @ b for a and for b.
+        """The gradients of ``a @ b`` for ``a`` and for ``b`` (matrices or batches of them).
+
+        Args:
+            ctx: what :meth:`forward` kept: ``ctx.saved_tensors`` is ``(a, b)``, each
+                ``None`` unless the other input wants a gradient; ``ctx.shapes`` is
+                ``(a.shape, b.shape)``; ``ctx.needs_input_grad``.
+            g: the gradient of the loss for ``a @ b``, of shape ``batch + (n, m)``
+                where ``batch`` is the broadcast of the inputs' batch dims.
+
+        Returns:
+            ``(grad_a, grad_b)`` with the shapes of ``a`` and ``b`` (an input whose
+            batch dims were broadcast gets its gradient summed back:
+            :func:`~minitorch.ops.views.sum_to_shape`), ``None`` for an input that
+            wants no gradient; written with tensor ops, so that
+            ``create_graph=True`` works.  Example: ``a`` of shape (2, 3) and ``b``
+            of shape (3, 4) with ``g = ones(2, 4)`` give ``grad_a`` of shape (2, 3)
+            whose row ``i`` holds the row sums of ``b``.
+        """
+        # Task 3.6: the gradients of a @ b for a and for b, with the shapes of a and b.
         ### BEGIN SOLUTION
         a, b = ctx.saved_tensors
         sa, sb = ctx.shapes

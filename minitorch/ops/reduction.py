@@ -669,18 +669,39 @@ class CountNonzeroNorm(Function):
 # ---------------------------------------------------------------------------
 # logsumexp, softmax, log_softmax
 # ---------------------------------------------------------------------------
-def _stable_max(x: TensorBase, dims: tuple) -> TensorBase:
-    """max over dims (keepdim), with infinities replaced by 0 so x - m never gives nan."""
-    m = kernels.reduce(x, "max", dims, True, x.dtype)
-    return where(isinf(m), 0.0, m)
-
-
 class LogSumExp(Function):
+    """``log(sum(exp(x)))`` over some dims: a whole Function, forward and backward."""
+
     _backward_name = "LogsumexpBackward0"
 
     @staticmethod
     def forward(ctx: Any, x: TensorBase, dims: tuple, keepdim: bool) -> TensorBase:
-        m = _stable_max(x, dims)
+        """``log(sum(exp(x)))`` over ``dims``, for every finite or infinite ``x``.
+
+        Args:
+            ctx: the node; keep for :meth:`backward` (its contract):
+                ``ctx.save_for_backward(x, y)`` with ``y`` the result returned
+                here, ``ctx.dims = dims`` and ``ctx.keepdim = keepdim``.
+            x: a floating-point tensor.
+            dims: the dims to reduce, normalised (0 <= d < x.dim()), sorted, no repeats.
+            keepdim: whether the reduced dims stay, with size 1.
+
+        Returns:
+            A tensor of ``x``'s dtype: ``x``'s shape without ``dims`` (or with them
+            of size 1 if ``keepdim``).  It must not overflow: ``x = [1000., 1000.]``
+            gives ``1000 + log 2``, not ``inf``; a row of ``-inf`` gives ``-inf``.
+            Example: over dim 1 of ``[[0., 0.], [1., 1.]]`` it is
+            ``[log 2, 1 + log 2]``.
+
+        Compute it with the engine's kernels (``kernels.reduce``,
+        ``kernels.arith``, ``kernels.unary``) or with tensor ops: inside
+        ``forward`` nothing is recorded.
+        """
+        # Task 3.8: log(sum(exp(x))) over dims without overflow, keepdim as asked; keep for
+        # backward what the docstring says.
+        ### BEGIN SOLUTION
+        m = kernels.reduce(x, "max", dims, True, x.dtype)
+        m = where(isinf(m), 0.0, m)         # an infinite max would give inf - inf = nan below
         e = kernels.unary(kernels.arith(x, m, scalar_ops.SUB), scalar_ops.EXP)
         s = kernels.reduce(e, "sum", dims, True, x.dtype)
         y = kernels.arith(kernels.unary(s, scalar_ops.LOG), m, scalar_ops.ADD)
@@ -689,13 +710,32 @@ class LogSumExp(Function):
         ctx.save_for_backward(x, y)
         ctx.dims, ctx.keepdim = dims, keepdim
         return y
+        ### END SOLUTION
 
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
+        """The gradient of ``logsumexp`` for ``x``.
+
+        Args:
+            ctx: what :meth:`forward` kept: ``ctx.saved_tensors == (x, y)``,
+                ``ctx.dims``, ``ctx.keepdim``.
+            g: the gradient of the loss for ``y`` (``y``'s shape).
+
+        Returns:
+            ``(grad_x, None, None)``: ``grad_x`` has ``x``'s shape; ``dims`` and
+            ``keepdim`` get no gradient.  Write it with tensor ops so that
+            ``create_graph=True`` can differentiate it again;
+            ``_expand_back(t, x.shape, dims, keepdim)`` shows a tensor of ``y``'s
+            shape over ``x``'s.  Example: for ``x = [0., 0.]`` reduced over dim 0
+            with ``g = 1.``, ``grad_x = [0.5, 0.5]``.
+        """
+        # Task 3.9: the gradient of logsumexp for x, with x's shape, written with tensor ops.
+        ### BEGIN SOLUTION
         x, y = ctx.saved_tensors
         yb = _expand_back(y, x._shape, ctx.dims, ctx.keepdim)
         gb = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
         return gb * (x - yb).exp(), None, None
+        ### END SOLUTION
 
 
 def logsumexp(input: TensorBase, dim: Any, keepdim: bool = False) -> TensorBase:

@@ -317,10 +317,25 @@ def unsqueeze(x: TensorBase, dim: int) -> TensorBase:
 
 
 def sum_to_shape(g: TensorBase, shape: tuple) -> TensorBase:
-    """Sum ``g`` over broadcast dimensions so that it has ``shape`` (backward of broadcasting)."""
+    """The backward of broadcasting: the gradient ``g`` of a broadcast tensor, for the
+    tensor of ``shape`` it was broadcast from.
+
+    Args:
+        g: a gradient whose shape is ``shape`` broadcast to something larger
+            (more dims in front, or size-1 dims stretched).
+        shape: the shape of the tensor before broadcasting.
+
+    Returns:
+        A tensor of exactly ``shape``: each of its elements is the sum of the
+        elements of ``g`` that read it through the broadcast.  Written with
+        tensor ops, so that it can be differentiated again.  Example:
+        ``sum_to_shape(ones(2, 3), (1, 3))`` is ``[[2., 2., 2.]]``, and
+        ``sum_to_shape(ones(2, 3), ())`` is ``6.``.
+    """
     if g._shape == tuple(shape):
         return g                  # nothing was broadcast (the common case, and no copy)
-    # Task 3.5: sum g over the dims that broadcasting stretched, back to shape.
+    # Task 3.5: the gradient g of a broadcast tensor, summed back to the shape it was
+    # broadcast from.
     ### BEGIN SOLUTION
     lead = g.dim() - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
