@@ -323,3 +323,18 @@ def test_devices_and_map_location(tmp_path, device, fmt):
         assert out["x"].device.type == target and out["x"].tolist() == [[0, 1, 2], [3, 4, 5]]
         if fmt != "safetensors":
             assert out["row"].untyped_storage() is out["x"].untyped_storage()
+
+
+def test_torch_files_of_every_pickle_protocol_and_the_ones_refused(tmp_path):
+    real = pytest.importorskip("torch")
+    sd = real.nn.Linear(2, 3).state_dict()
+    for protocol in (2, 3, 4, 5):
+        real.save(sd, tmp_path / "p.pt", pickle_protocol=protocol)
+        out = torch.load(tmp_path / "p.pt")
+        assert out["weight"].tolist() == sd["weight"].tolist(), protocol
+    for obj, match in ((real.nn.Linear(2, 3), "save its state_dict"),
+                       ({"c": real.ones(2, dtype=real.complex64)}, "ComplexFloatStorage"),
+                       ({"s": real.ones(3).untyped_storage()}, "bare storage")):
+        real.save(obj, tmp_path / "x.pt")
+        with pytest.raises(SerializationError, match=match):
+            torch.load(tmp_path / "x.pt")

@@ -300,6 +300,24 @@ def _allowed_globals() -> dict:
 _GLOBALS = _allowed_globals()
 
 
+def _resolve_global(module: str, name: str) -> Any:
+    """What ``GLOBAL module name`` may stand for: an entry of ``_GLOBALS``, or a refusal."""
+    if module == "__builtin__":                   # Python 2 pickles
+        module = "builtins"
+    full = f"{module}.{name}"
+    if full in _GLOBALS:
+        return _GLOBALS[full]
+    if _TORCH_ONLY.match(full):
+        raise _Refused(f"it holds {full}, which PyTorch's weights_only loader allows but "
+                       "minitorch has no equivalent of")
+    hint = ""
+    if module.startswith(("torch.nn", "torch.optim")):
+        hint = " (a whole module or optimizer was saved: save its state_dict() instead)"
+    raise _Refused(f"refused to load global {full!r}: only tensors, storages, dtypes, "
+                   "OrderedDict and plain containers are allowed (PyTorch's weights_only "
+                   f"rules); loading it could run code{hint}")
+
+
 class RestrictedUnpickler(pickle.Unpickler):
     """A ``pickle.Unpickler`` that resolves only the globals in ``_GLOBALS``.
 
@@ -313,17 +331,7 @@ class RestrictedUnpickler(pickle.Unpickler):
         self.storages: dict = {}        # key -> _StorageRef (one per key: shared storages)
 
     def find_class(self, module: str, name: str) -> Any:
-        if module == "__builtin__":               # Python 2 pickles
-            module = "builtins"
-        full = f"{module}.{name}"
-        if full in _GLOBALS:
-            return _GLOBALS[full]
-        if _TORCH_ONLY.match(full):
-            raise _Refused(f"it holds {full}, which PyTorch's weights_only loader allows but "
-                           "minitorch has no equivalent of")
-        raise _Refused(f"refused to load global {full!r}: only tensors, storages, dtypes, "
-                       "OrderedDict and plain containers are allowed (PyTorch's weights_only "
-                       "rules); loading it could run code")
+        return _resolve_global(module, name)
 
     def persistent_load(self, pid: Any) -> _StorageRef:
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] in ("storage", b"storage")):
@@ -365,6 +373,8 @@ def _scan(data: bytes) -> None:
             last = op.name
             if ops > MAX_PICKLE_OPS:
                 raise _Refused(f"the pickle has more than {MAX_PICKLE_OPS} opcodes")
+            if op.name == "GLOBAL" and isinstance(arg, str) and " " in arg:
+                _resolve_global(*arg.split(" ", 1))   # the first global refused is named
             if op.name in _FORBIDDEN_OPS:
                 raise _Refused(f"opcode {op.name} (which builds arbitrary objects) at byte {pos}")
             if op.name == "PROTO" and not 0 <= arg <= 5:
