@@ -608,3 +608,15 @@ def test_pickle_and_json_size_limits(monkeypatch):
     big_json = rezip(minitorch_file(), lambda n, b: b"[" + b"0," * (9 << 20) + b"0]"
                      if n == "data.json" else b, method=zipfile.ZIP_DEFLATED)
     refused(big_json, "more than the 16777216 accepted")
+
+
+def test_overlapping_entries_are_refused():
+    """Two directory entries pointing at the same bytes (a 'non-recursive' zip bomb)."""
+    data = bytearray(torch_file({"a": torch.ones(4), "b": torch.ones(4)}))
+    z = zipfile.ZipFile(io.BytesIO(bytes(data)))
+    first = z.getinfo("archive/data/0").header_offset
+    pos = -1
+    while (pos := data.find(b"PK\x01\x02", pos + 1)) >= 0:      # the central directory
+        if data[pos + 46:pos + 46 + len("archive/data/1")] == b"archive/data/1":
+            data[pos + 42:pos + 46] = struct.pack("<I", first)
+    refused(bytes(data), "overlaps")

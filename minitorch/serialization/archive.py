@@ -10,6 +10,8 @@ kilobytes.  :class:`SafeZip` adds the checks a loader of untrusted files needs:
 * only the two methods PyTorch and minitorch use: stored (0) and deflate (8);
 * names are relative paths inside the archive (no ``/x``, ``..``, ``C:``,
   backslashes), and no name appears twice;
+* entries do not overlap (many entries sharing one compressed stream is
+  another way to make a bomb);
 * before reading an entry, its declared size is compared with what the
   caller expects (the bytes a tensor's shape and dtype need) and with what
   its compressed bytes could possibly hold: a stored entry is exactly its
@@ -73,6 +75,22 @@ class SafeZip:
             if info.flag_bits & 0x1:
                 raise fail(source, f"entry {name!r} is encrypted")
             self.entries[name] = info
+        self._check_no_overlap(infos)
+
+    def _check_no_overlap(self, infos: list) -> None:
+        """Each entry's bytes end before the next entry starts.
+
+        A "non-recursive" zip bomb points many directory entries at the same
+        compressed bytes, so that N entries expand to N times 1032 times the
+        file.  (A local header is at least 30 bytes plus the name.)
+        """
+        spans = sorted(infos, key=lambda i: i.header_offset)
+        ends = [i.header_offset for i in spans[1:]] + [getattr(self.z, "start_dir",
+                                                               self.archive_size)]
+        for info, end in zip(spans, ends):
+            if info.header_offset + 30 + len(info.orig_filename) + info.compress_size > end:
+                raise fail(self.source, f"entry {info.filename!r} overlaps the next one in the "
+                                        "archive (a zip bomb?)")
 
     @staticmethod
     def _size(fp: Any) -> int:
