@@ -489,7 +489,12 @@ def bench(quick: bool, pattern: str | None, threads: int | None, cold: bool, no_
 @click.argument("program", metavar="PROGRAM.py")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(program: str, args: tuple[str, ...]) -> None:
-    """Run a PyTorch program with torch resolving to minitorch: run prog.py [ARGS...]."""
+    """Run an unmodified PyTorch program on minitorch.
+
+    As `python PROGRAM.py ARGS...` would, with `import torch` and every
+    `torch.*` resolving to minitorch (real PyTorch is never loaded). A PyTorch
+    name minitorch lacks ends in one line; see docs/running-pytorch-programs.md.
+    """
     from . import run as runner        # loaded when the command runs, as the others
     problem = runner.check_program(program)
     if problem is not None:
