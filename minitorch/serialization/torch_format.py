@@ -68,7 +68,7 @@ __all__ = ["save", "load", "is_torch_archive", "MAX_PICKLE_BYTES", "MAX_PICKLE_O
 
 # A state dict's pickle takes ~200 bytes a tensor: 16 MB is 80,000 tensors.  Every opcode
 # makes at most one Python object (~64 bytes), so the two limits bound what a pickle can
-# make (a 16 KB deflated entry of 16 MB of "}" would otherwise be a million dicts a KB).
+# make: 16 MB of "}" deflates to 16 KB and would otherwise make 16 million dicts (1 GB).
 MAX_PICKLE_BYTES = 16 << 20
 MAX_PICKLE_OPS = 4_000_000
 
