@@ -311,8 +311,12 @@ def _program_traceback(exc: BaseException, path: str) -> types.TracebackType | N
     on, without the frames of the import machinery and of this module's finder (Python
     hides its own import frames the same way)."""
     target = os.path.abspath(path)
+
+    def in_program(tb: types.TracebackType) -> bool:
+        filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        return filename == target or filename.startswith(target + os.sep)  # src/__main__.py
     tb = exc.__traceback__
-    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != target:
+    while tb is not None and not in_program(tb):
         tb = tb.tb_next
     kept = []
     while tb is not None:
@@ -338,12 +342,12 @@ def run_program(path: str, args: Sequence[str] = ()) -> int:
     """
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [path, *args]
-    if not os.path.isdir(path):           # a directory: runpy puts it on sys.path itself
-        # python prog.py puts the program's folder first, where the interpreter
-        # puts a script's.  Here the first entry is the minitorch command's bin/
-        # directory (or the current directory under python -m): replace it.
-        folder = os.path.dirname(os.path.abspath(path))
-        sys.path[:1] = [folder]
+    # python prog.py puts the program's folder first on sys.path, where the
+    # interpreter puts a script's.  Here the first entry is the minitorch
+    # command's bin/ directory (or the current directory under python -m):
+    # replace it.  A directory (python src/ runs src/__main__.py) is put
+    # there by runpy itself, while the program runs.
+    sys.path[:1] = [] if os.path.isdir(path) else [os.path.dirname(os.path.abspath(path))]
     try:
         with torch_is_minitorch():
             try:

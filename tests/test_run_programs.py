@@ -451,3 +451,18 @@ def test_run_program_puts_argv_and_path_back(tmp_path):
     assert run_here(tmp_path, "import sys\nassert sys.argv[1:] == ['a', 'b']\n"
                     "assert __name__ == '__main__'", "a", "b") == 0
     assert sys.argv == argv and sys.path == path
+
+
+def test_a_directory_runs_its_main(tmp_path, capsys):
+    """minitorch run src/ runs src/__main__.py, as python src/ does, with src/ on sys.path."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "helper.py").write_text("VALUE = 7\n")
+    (src / "__main__.py").write_text("import helper\nfrom torch import nn\n"
+                                     "print(helper.VALUE, nn.Linear.__module__)\nraise ValueError('x')\n")
+    path = list(sys.path)
+    assert runner.run_program(str(src)) == 1
+    out = capsys.readouterr()
+    assert out.out == "7 minitorch.nn.modules.linear\n"
+    assert out.err.splitlines()[1] == f'  File "{src / "__main__.py"}", line 4, in <module>'
+    assert sys.path == path
