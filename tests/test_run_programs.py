@@ -459,7 +459,8 @@ def test_a_directory_runs_its_main(tmp_path, capsys):
     src.mkdir()
     (src / "helper.py").write_text("VALUE = 7\n")
     (src / "__main__.py").write_text("import helper\nfrom torch import nn\n"
-                                     "print(helper.VALUE, nn.Linear.__module__)\nraise ValueError('x')\n")
+                                     "print(helper.VALUE, nn.Linear.__module__)\n"
+                                     "raise ValueError('x')\n")
     path = list(sys.path)
     assert runner.run_program(str(src)) == 1
     out = capsys.readouterr()
