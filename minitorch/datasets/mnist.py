@@ -87,7 +87,7 @@ def _read_idx(f: Any, path: Path, gz: bool, on_disk: int) -> np.ndarray:
     if len(data) != expected or f.read(1):
         raise ValueError(f"{path}: the data does not match the header's shape {shape} "
                          f"({expected} bytes)")
-    return np.frombuffer(bytes(data), dtype=dt).reshape(shape).astype(dt.newbyteorder("="))
+    return np.frombuffer(data, dtype=dt).reshape(shape).astype(dt.newbyteorder("="))  # a copy
 
 
 def _find(root: Path, name: str) -> Path | None:
