@@ -73,6 +73,8 @@ def read_checkpoint(path: str) -> dict:
     except SerializationError as e:
         raise CheckpointError(f"{path} is not a usable minitorch checkpoint ({e.reason})") \
             from None
+    except RuntimeError as e:                 # (any other refusal while loading: one line too)
+        raise CheckpointError(f"{path} is not a usable minitorch checkpoint ({e})") from None
     except OSError as e:
         raise CheckpointError(f"cannot read {path}: {e.strerror or e}") from None
     if not isinstance(state, dict) or state.get("kind") != KIND:
