@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -474,15 +475,18 @@ print(json.dumps(found))
 
 
 @pytest.fixture(scope="module")
-def ptx_compiles() -> dict:
-    """``{kernel name: "ok" or the compiler's error}``, from one process without the simulator."""
+def ptx_compiles() -> dict | None:
+    """``{kernel name: "ok" or the compiler's error}``, from one process without the simulator;
+    None where NVIDIA's compiler library (NVVM) is not installed."""
     done = subprocess.run([sys.executable, "-c", _PTX], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     lines = done.stdout.strip().splitlines()
     assert done.returncode == 0 and lines, done.stderr[-2000:]
     found = json.loads(lines[-1])
     if "unavailable" in found:
-        pytest.skip(f"NVIDIA's NVVM is not installed: {found['unavailable']}")
+        warnings.warn(f"the GPU kernels were checked on the simulator only: NVIDIA's NVVM is "
+                      f"not installed ({found['unavailable'][:200]})")
+        return None
     return found
 
 
@@ -498,7 +502,10 @@ _TASK_KERNELS = {"6.1": ("unary_contiguous", ["unary_fast_contiguous", "unary_in
 def _compiles_for_a_gpu(task, ptx_compiles, run_once):
     # First the kernel must run (a stub fails here, with its own message) ...
     run_once()
-    # ... then it, and the kernels derived from it, must compile for a real GPU.
+    # ... then it, and the kernels derived from it, must compile for a real GPU (where the
+    # compiler is installed: a student without it is not marked down for that).
+    if ptx_compiles is None:
+        return
     main, derived = _TASK_KERNELS[task]
     for name in [main] + derived:
         assert ptx_compiles[name] == "ok", f"{name} does not compile for a GPU: {ptx_compiles[name]}"
