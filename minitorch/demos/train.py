@@ -202,14 +202,25 @@ def forward_backward(net: nn.Module, loss_fn: Callable[[Tensor, Tensor], Tensor]
                      opt: optim.Optimizer, xb: Tensor, yb: Tensor) -> tuple[Tensor, Tensor]:
     """The heart of one training step: the batch's logits and loss, and every gradient.
 
-    Run the model on the batch ``xb``, score its ``logits`` against the labels
-    ``yb`` with ``loss_fn``, clear the gradients the previous step left in the
-    parameters (``backward`` *adds* into ``.grad``), and backpropagate the
-    loss.  The caller then takes the optimizer's step: that part is kept apart
-    so that a Ctrl-C can never stop a step halfway through updating weights.
+    Args:
+        net: the model; ``net(xb)`` gives the logits, shape ``(batch, classes)``.
+        loss_fn: ``loss_fn(logits, yb)`` gives the batch's loss (a 0-d tensor).
+        opt: the optimizer that owns ``net``'s parameters (its step is *not*
+            taken here).
+        xb, yb: the batch's inputs and labels.
+
+    Returns:
+        ``(logits, loss)``.  Afterwards every parameter's ``.grad`` holds the
+        gradient of *this* batch's loss alone, whatever earlier steps left
+        there (``backward`` adds into ``.grad``).
+
+    The caller then takes the optimizer's step: that part is kept apart so
+    that a Ctrl-C can never stop a step halfway through updating weights.
+
+    Example: two calls in a row on the same batch leave the same gradients as one.
     """
-    # Task 5.6: forward the batch, compute the loss, zero the old gradients and
-    # backpropagate; return (logits, loss).
+    # Task 5.6: the batch's logits and loss, with every parameter's gradient that of this
+    # loss only (the optimizer's step is the caller's).
     ### BEGIN SOLUTION
     logits = net(xb)
     loss = loss_fn(logits, yb)
