@@ -268,7 +268,7 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, spa
     with no_grad():
         # One mask value per channel, from dropout itself (course task 4.5).
         keep = dropout(full(shape, 1.0, dtype=input.dtype, device=input.device), p, True)
-    return _maybe_inplace(input, lambda x: x * keep, inplace)
+    return input.mul_(keep) if inplace else input * keep
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
@@ -291,8 +291,9 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
     b = -a * alpha_p * p
     with no_grad():
-        keep = bernoulli(full(tuple(input.shape), 1.0 - p, dtype=input.dtype,
-                              device=input.device))
+        # The 0/1 mask of dropout itself (course task 4.5), unscaled.
+        keep = (dropout(full(tuple(input.shape), 1.0, dtype=input.dtype, device=input.device),
+                        p, True) != 0).to(input.dtype)
     return (input * keep + alpha_p * (1 - keep)) * a + b
 
 
@@ -580,16 +581,13 @@ def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = No
                   weight: Tensor | None = None, bias: Tensor | None = None,
                   use_input_stats: bool = True, momentum: float = 0.1,
                   eps: float = 1e-5) -> Tensor:
-    dims = tuple(range(2, input.dim()))
-    mu = input.mean(dims, keepdim=True)
-    var = (input - mu).square().mean(dims, keepdim=True)
-    out = (input - mu) / (var + eps).sqrt()
-    shape = (1, input.shape[1]) + (1,) * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    # Each (sample, channel) is its own channel of a batch of one: batch_norm's statistics
+    # (course task 4.6) over the spatial dims, with the affine parameters repeated per sample.
+    n, c = input.shape[0], input.shape[1]
+    return batch_norm(input.reshape((1, n * c) + tuple(input.shape[2:])), None, None,
+                      None if weight is None else weight.repeat(n),
+                      None if bias is None else bias.repeat(n), True, 0.0, eps
+                      ).reshape(input.shape)
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
@@ -600,15 +598,18 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    x = input.reshape(n, num_groups, -1)
-    mu = x.mean(-1, keepdim=True)
-    var = (x - mu).square().mean(-1, keepdim=True)
-    out = ((x - mu) / (var + eps).sqrt()).reshape(input.shape)
-    shape = (1, c) + (1,) * (input.dim() - 2)
+    # Each (sample, group) is a channel of a batch of one: batch_norm's statistics (course
+    # task 4.6); the affine parameters are per channel, so they come after.
+    if input.numel() == n * num_groups:         # one value per group: it is its own mean
+        out = input - input
+    else:
+        out = batch_norm(input.reshape(1, n * num_groups, -1), None, None, training=True,
+                         eps=eps).reshape(input.shape)
+    per_channel = (1, c) + (1,) * (input.dim() - 2)
     if weight is not None:
-        out = out * weight.reshape(shape)
+        out = out * weight.view(per_channel)
     if bias is not None:
-        out = out + bias.reshape(shape)
+        out = out + bias.view(per_channel)
     return out
 
 

@@ -187,12 +187,13 @@ def copy(src: Operand, dst: Operand) -> None:
     if n == 0:
         return
     shape, (ss, ds) = plan(dst.shape, src.strides, dst.strides)
+    # The copy kernels are the map kernels with the identity (op and parameters unused).
     if one_run(shape, ds, ss):
-        _launch(elementwise.copy_contiguous, n, src.data, src.offset, ss[0], dst.data,
-                dst.offset, n)
+        _launch(elementwise.copy_contiguous, n, 0, src.data, src.offset, ss[0], dst.data,
+                dst.offset, n, 0.0, 0.0)
     else:
-        _launch(elementwise.copy_strided, n, src.data, src.offset, ss, dst.data, dst.offset, ds,
-                shape, n)
+        _launch(elementwise.copy_strided, n, 0, src.data, src.offset, ss, dst.data, dst.offset,
+                ds, shape, n, 0.0, 0.0)
 
 
 def fill(dst: Operand, value) -> None:

@@ -1,4 +1,4 @@
-"""CUDA kernels for elementwise work: strided copy (with cast), fill, map, zip, where.
+"""CUDA kernels for elementwise work: fill, map, zip, where, and copy (with cast) as a map.
 
 The same families and op codes as ``cpu/elementwise.py``, and the same
 scalar functions: :mod:`minitorch.backends.scalar_ops` is compiled a second
@@ -40,21 +40,8 @@ from .launch import device_function, kernel, seed_warning_registry
 
 
 # ---------------------------------------------------------------------------
-# Copy (with cast) and fill.
+# Fill.  (Copy, with cast, is the map with the identity: see below.)
 # ---------------------------------------------------------------------------
-@kernel
-def copy_contiguous(a, a0, sa, out, o0, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[o0 + i] = a[a0 + i * sa]
-
-
-@kernel
-def copy_strided(a, a0, a_st, out, o0, o_st, shape, n):
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        pa, po = index_maps.positions2(i, shape, a_st, a0, o_st, o0)
-        out[po] = a[pa]
-
-
 @kernel
 def fill_contiguous(out, o0, n, value):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
@@ -192,6 +179,11 @@ def _unary_int(op, x, p0, p1):
     return scalar_ops.unary_int(op, x)
 
 
+def _identity(op, x, p0, p1):
+    """The value itself, for the copy kernels (the store into ``out`` converts the dtype)."""
+    return x
+
+
 def derive(task_kernel: Any, name: str, **means: Any) -> Any:
     """The kernel ``name``: ``task_kernel``'s own code, in which ``scalar_ops.<key>`` means
     ``means[key]`` (another family's scalar function).
@@ -222,6 +214,9 @@ unary_fast_strided = derive(unary_strided, "unary_fast_strided", unary=scalar_op
 unary_int_contiguous = derive(unary_contiguous, "unary_int_contiguous",
                               unary=device_function(_unary_int))
 unary_int_strided = derive(unary_strided, "unary_int_strided", unary=device_function(_unary_int))
+# Copy with cast: the map with the identity (the backend passes op = p0 = p1 = 0).
+copy_contiguous = derive(unary_contiguous, "copy_contiguous", unary=device_function(_identity))
+copy_strided = derive(unary_strided, "copy_strided", unary=device_function(_identity))
 
 binary_contiguous = derive(arith_contiguous, "binary_contiguous", arith=scalar_ops.binary)
 binary_strided = derive(arith_strided, "binary_strided", arith=scalar_ops.binary)
