@@ -121,14 +121,15 @@ class MultiStepLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
+    """Multiply the rate by ``gamma`` every epoch: :class:`StepLR`'s rule with a step of 1."""
+
+    step_size = 1           # (a class attribute: not part of the state_dict, as in PyTorch)
+
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
-        if self.last_epoch == 0:
-            return [g["lr"] for g in self.optimizer.param_groups]
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+    get_lr = StepLR.get_lr      # course task 5.1's rule
 
     def _closed_form(self) -> list:
         return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
