@@ -193,6 +193,103 @@ def test_strided_copy_of_a_broadcast_value_and_with_a_cast():
 
 
 # ---------------------------------------------------------------------------
+# 2.6 the strided map, 2.7 the strided zip
+# ---------------------------------------------------------------------------
+def _views_of(data, shape, n_inputs):
+    inputs = [data.draw(strided_views(shape)) for _ in range(n_inputs)]
+    out_buf, out_view = data.draw(strided_views(shape).filter(lambda bv: 0 not in bv[1].strides))
+    out_buf[:] = MARK
+    n = int(np.prod(shape))
+    start = data.draw(st.integers(0, n - 1))
+    stop = data.draw(st.integers(start + 1, n))
+    return inputs, (out_buf, out_view), start, stop
+
+
+def _expected(out_buf, out_view, shape, start, stop, values):
+    expect = np.full_like(out_buf, MARK)
+    exp_view = np.lib.stride_tricks.as_strided(expect[_pos(out_buf, out_view):],
+                                               out_view.shape, out_view.strides)
+    idx = np.unravel_index(np.arange(start, stop), shape)
+    exp_view[idx] = values[idx]
+    return expect
+
+
+UNARY_FAST = [(scalar_ops.NEG, np.negative), (scalar_ops.ABS, np.abs),
+              (scalar_ops.SQUARE, np.square), (scalar_ops.RELU, lambda x: np.maximum(x, 0))]
+
+
+@pytest.mark.task("2.6")
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple), st.data())
+def test_strided_map_between_any_two_views_matches_numpy(shape, data):
+    (a,), (out_buf, out_view), start, stop = _views_of(data, shape, 1)
+    a_buf, a_view = a
+    a_buf -= a_buf.size / 2                               # negative values too
+    op, oracle = UNARY_FAST[data.draw(st.integers(0, len(UNARY_FAST) - 1))]
+    elementwise.unary_fast_strided(op, a_buf, _pos(a_buf, a_view), _strides(a_buf, a_view),
+                                   out_buf, _pos(out_buf, out_view), _strides(out_buf, out_view),
+                                   np.array(shape, dtype=np.int64), 0.0, 0.0, start, stop)
+    np.testing.assert_array_equal(out_buf, _expected(out_buf, out_view, shape, start, stop,
+                                                     oracle(a_view)))
+
+
+@pytest.mark.task("2.6")
+def test_strided_map_examples_with_parameters():
+    a = np.array([1.0, -2.0, 3.0, -4.0])
+    out = np.full(4, MARK)
+    i64 = lambda *xs: np.array(xs, dtype=np.int64)     # noqa: E731
+    elementwise.unary_fast_strided(scalar_ops.NEG, a, 0, i64(1, 2), out, 0, i64(2, 1),
+                                   i64(2, 2), 0.0, 0.0, 0, 4)
+    assert out.tolist() == [-1.0, -3.0, 2.0, 4.0]
+    out = np.full(6, MARK)                              # CLAMP, a broadcast input, a chunk
+    elementwise.unary_fast_strided(scalar_ops.CLAMP, np.array([-5.0, 0.2, 9.0]), 0, i64(0, 1),
+                                   out, 0, i64(3, 1), i64(2, 3), -1.0, 1.0, 1, 5)
+    assert out.tolist() == [MARK, 0.2, 1.0, -1.0, 0.2, MARK]
+
+
+ARITH_STRIDED = [(scalar_ops.ADD, np.add), (scalar_ops.SUB, np.subtract),
+                 (scalar_ops.MUL, np.multiply), (scalar_ops.RSUB, lambda x, y: y - x)]
+
+
+@pytest.mark.task("2.7")
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple), st.data())
+def test_strided_zip_of_any_three_views_matches_numpy(shape, data):
+    (a, b), (out_buf, out_view), start, stop = _views_of(data, shape, 2)
+    (a_buf, a_view), (b_buf, b_view) = a, b
+    b_buf *= 0.5
+    op, oracle = ARITH_STRIDED[data.draw(st.integers(0, len(ARITH_STRIDED) - 1))]
+    elementwise.arith_strided(op, a_buf, _pos(a_buf, a_view), _strides(a_buf, a_view),
+                              b_buf, _pos(b_buf, b_view), _strides(b_buf, b_view),
+                              out_buf, _pos(out_buf, out_view), _strides(out_buf, out_view),
+                              np.array(shape, dtype=np.int64), start, stop)
+    np.testing.assert_array_equal(out_buf, _expected(out_buf, out_view, shape, start, stop,
+                                                     oracle(a_view, b_view)))
+
+
+@pytest.mark.task("2.7")
+def test_strided_zip_examples():
+    i64 = lambda *xs: np.array(xs, dtype=np.int64)     # noqa: E731
+    a = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    out = np.full(6, MARK)
+    elementwise.arith_strided(scalar_ops.ADD, a, 0, i64(3, 1), np.array([10.0, 20.0, 30.0]), 0,
+                              i64(0, 1), out, 0, i64(3, 1), i64(2, 3), 0, 6)
+    assert out.tolist() == [11.0, 22.0, 33.0, 14.0, 25.0, 36.0]
+    out = np.full(6, MARK)                              # a repeated on the left, a chunk
+    elementwise.arith_strided(scalar_ops.SUB, np.array([100.0]), 0, i64(0, 0), a, 0, i64(1, 2),
+                              out, 0, i64(3, 1), i64(2, 3), 2, 6)
+    assert out.tolist() == [MARK, MARK, 95.0, 98.0, 96.0, 94.0]
+    out = np.full(6, MARK)                              # b repeated along the rows
+    elementwise.arith_strided(scalar_ops.ADD, a, 0, i64(3, 1), np.array([10.0, 20.0]), 0,
+                              i64(1, 0), out, 0, i64(3, 1), i64(2, 3), 0, 6)
+    assert out.tolist() == [11.0, 12.0, 13.0, 24.0, 25.0, 26.0]
+    out = np.full(6, MARK)                              # a repeated along the rows
+    elementwise.arith_strided(scalar_ops.SUB, np.array([10.0, 20.0]), 0, i64(1, 0), a, 0,
+                              i64(3, 1), out, 0, i64(3, 1), i64(2, 3), 0, 6)
+    assert out.tolist() == [9.0, 8.0, 7.0, 16.0, 15.0, 14.0]
+
+
+# ---------------------------------------------------------------------------
 # 2.4 the reference matmul, and the tuned one checked against it
 # ---------------------------------------------------------------------------
 @st.composite

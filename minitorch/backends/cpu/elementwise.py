@@ -46,11 +46,17 @@ process that never needs threads (one thread, or only small tensors) never
 compiles them.  The drivers call the serial kernels as ordinary functions:
 each loop is compiled once and shared by both paths.
 
-Why so many near-identical loops?  Numba caches a kernel on disk only if it
-is a module-level function that calls module-level functions.  A kernel
-that takes the scalar function as an argument, or one built by a factory,
-is never cached and would be compiled again in every process.
+Why one kernel per family?  Numba caches a kernel on disk only if it is a
+module-level function that calls module-level functions.  A kernel that
+takes the scalar function as an argument is never cached and would be
+compiled again in every process.  So each family gets its own kernel, but
+the loops are written once: the other families' kernels (``binary``,
+``compare``, ``unary_fast`` ...) are *derived* from the map, zip and strided
+zip kernels by :func:`_derive`, which compiles the same code with another
+family's scalar function (and caches it under the derived kernel's name).
 """
+
+from types import FunctionType, ModuleType
 
 import numpy as np
 from numba import njit, prange
@@ -84,9 +90,25 @@ def copy_contiguous(a, out):
 def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, start, stop):
     """Copy flat elements ``start..stop`` (row-major over ``shape``) of ``a`` into ``out``.
 
-    Like :func:`arith_strided`, which explains the runs.
+    Args:
+        a, a_pos, a_st: the input's storage (1-D), the position of its element
+            ``(0, 0, ...)`` and its strides (an int64 array, one per dim of
+            ``shape``; 0 for a broadcast dim).
+        out, o_pos, o_st: the same for the output (no stride 0); the store
+            casts to ``out``'s dtype.
+        shape: the shape both are walked over (int64 array, at least one dim).
+        start, stop: the flat (row-major) element numbers to copy:
+            ``start..stop - 1`` (a parallel driver gives each thread a chunk).
+
+    Only those elements of ``out`` are written.  ``odometer.start`` finds the
+    positions of element ``start``, ``odometer.advance`` moves them on by a
+    run.  Example: ``a`` = storage ``[0., 1., 2., 3., 4., 5.]`` seen as the
+    transpose of a (2, 3) matrix (shape ``[3, 2]``, strides ``[1, 3]``),
+    ``out`` contiguous (strides ``[2, 1]``), ``0, 6``: ``out`` becomes
+    ``[0., 3., 1., 4., 2., 5.]``.
     """
-    # Task 2.3: copy flat elements start..stop of a strided a into a strided out, run by run.
+    # Task 2.3: copy the flat elements start..stop of a strided view a into a strided view
+    # out, a run along the last dim at a time.
     ### BEGIN SOLUTION
     last = shape.shape[0] - 1
     sa, so = a_st[last], o_st[last]
@@ -115,6 +137,25 @@ def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, start, stop):
 
 @njit(**_JIT)
 def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, start, stop):
+    """Map over a strided view: ``out = unary_fast(op, a, p0, p1)`` for flat elements
+    ``start..stop``.
+
+    Args:
+        op, p0, p1: the op code of the ``unary_fast`` family and its two parameters.
+        a, a_pos, a_st: the input's storage (1-D), the position of its element
+            ``(0, 0, ...)`` and its strides (an int64 array, one per dim of ``shape``).
+        out, o_pos, o_st: the same for the output (no stride 0).
+        shape: the shape both are walked over (int64 array, at least one dim).
+        start, stop: the flat (row-major) element numbers to do: ``start..stop - 1``.
+
+    Only those elements of ``out`` are written.  Example: ``a`` = storage
+    ``[1., -2., 3., -4.]`` seen as the transpose of a (2, 2) matrix (strides
+    ``[1, 2]``), ``out`` contiguous (strides ``[2, 1]``), ``op = NEG``,
+    ``start, stop = 0, 4``: ``out`` becomes ``[-1., -3., 2., 4.]``.
+    """
+    # Task 2.6: out = unary_fast(op, a, p0, p1) for the flat elements start..stop of a strided
+    # view, a run along the last dim at a time.
+    ### BEGIN SOLUTION
     last = shape.shape[0] - 1
     sa, so = a_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
@@ -132,6 +173,7 @@ def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, star
                 out[po + j * so] = scalar_ops.unary_fast(op, a[pa + j * sa], p0, p1)
         i += run
         pa, pb, po = odometer.advance(run, shape, idx, a_st, a_st, o_st, pa, pb, po)
+    ### END SOLUTION
 
 
 # ---------------------------------------------------------------------------
@@ -139,24 +181,25 @@ def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, star
 # ---------------------------------------------------------------------------
 
 @njit(**_JIT)
-def unary_fast_contiguous(op, a, out, p0, p1):
-    for i in range(out.shape[0]):
-        out[i] = scalar_ops.unary_fast(op, a[i], p0, p1)
-
-
-@njit(**_JIT)
 def unary_contiguous(op, a, out, p0, p1):
-    # Task 2.1: map: out[i] = unary(op, a[i], p0, p1) for every element.
+    """Map: apply one op of the ``unary`` family to every element of a contiguous buffer.
+
+    Args:
+        op: the op code (``scalar_ops.EXP``, ``scalar_ops.SIN``, ...).
+        a: the input, 1-D, as long as ``out``.
+        out: the output, 1-D; its dtype may differ from ``a``'s (the store casts).
+        p0, p1: the op's two parameters (``CLAMP``'s bounds, ...), passed on to
+            ``scalar_ops.unary(op, x, p0, p1)``, which computes one element.
+
+    Every element of ``out`` is written, and nothing else.  Example: ``op =
+    NEG``, ``a = [1., -2.]`` gives ``out = [-1., 2.]``.  (The ``unary_fast``
+    and ``unary_int`` families' map kernels are derived from this one.)
+    """
+    # Task 2.1: map: every out[i] is op applied to a[i] (with the parameters p0, p1).
     ### BEGIN SOLUTION
     for i in range(out.shape[0]):
         out[i] = scalar_ops.unary(op, a[i], p0, p1)
     ### END SOLUTION
-
-
-@njit(**_JIT)
-def unary_int_contiguous(op, a, out):
-    for i in range(out.shape[0]):
-        out[i] = scalar_ops.unary_int(op, a[i])
 
 
 # ---------------------------------------------------------------------------
@@ -166,7 +209,22 @@ def unary_int_contiguous(op, a, out):
 
 @njit(**_JIT)
 def arith_contiguous(op, a, b, out):
-    # Task 2.2: zip: out[i] = arith(op, a[i], b[i]); a or b of length 1 is one value repeated.
+    """Zip: combine two contiguous buffers element by element with one ``arith`` op.
+
+    Args:
+        op: the op code (``scalar_ops.ADD``, ``SUB``, ``MUL``, ``DIV``, ``RSUB`` ...);
+            ``scalar_ops.arith(op, x, y)`` computes one element.
+        a, b: the inputs, 1-D: each as long as ``out``, or of length 1 (a
+            broadcast number: the same value for every element).
+        out: the output, 1-D.
+
+    Every element of ``out`` is written, and nothing else.  Example: ``op =
+    SUB``, ``a = [5., 6., 7.]``, ``b = [1.]`` gives ``out = [4., 5., 6.]``.
+    (The ``binary``, ``binary_int`` and ``compare`` families' zip kernels,
+    and ReLU's backward, are derived from this one.)
+    """
+    # Task 2.2: zip: every out[i] is op applied to the i-th elements of a and b; an input of
+    # length 1 is one value repeated.
     ### BEGIN SOLUTION
     n = out.shape[0]
     if a.shape[0] == n and b.shape[0] == n:
@@ -184,54 +242,6 @@ def arith_contiguous(op, a, b, out):
 
 
 @njit(**_JIT)
-def binary_contiguous(op, a, b, out):
-    n = out.shape[0]
-    if a.shape[0] == n and b.shape[0] == n:
-        for i in range(n):
-            out[i] = scalar_ops.binary(op, a[i], b[i])
-    elif b.shape[0] == 1:
-        y = b[0]
-        for i in range(n):
-            out[i] = scalar_ops.binary(op, a[i], y)
-    else:
-        x = a[0]
-        for i in range(n):
-            out[i] = scalar_ops.binary(op, x, b[i])
-
-
-@njit(**_JIT)
-def binary_int_contiguous(op, a, b, out):
-    n = out.shape[0]
-    if a.shape[0] == n and b.shape[0] == n:
-        for i in range(n):
-            out[i] = scalar_ops.binary_int(op, a[i], b[i])
-    elif b.shape[0] == 1:
-        y = b[0]
-        for i in range(n):
-            out[i] = scalar_ops.binary_int(op, a[i], y)
-    else:
-        x = a[0]
-        for i in range(n):
-            out[i] = scalar_ops.binary_int(op, x, b[i])
-
-
-@njit(**_JIT)
-def compare_contiguous(op, a, b, out):
-    n = out.shape[0]
-    if a.shape[0] == n and b.shape[0] == n:
-        for i in range(n):
-            out[i] = scalar_ops.compare(op, a[i], b[i])
-    elif b.shape[0] == 1:
-        y = b[0]
-        for i in range(n):
-            out[i] = scalar_ops.compare(op, a[i], y)
-    else:
-        x = a[0]
-        for i in range(n):
-            out[i] = scalar_ops.compare(op, x, b[i])
-
-
-@njit(**_JIT)
 def arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, start, stop):
     """``out = a (op) b`` over flat elements ``start..stop`` (row-major over ``shape``).
 
@@ -244,7 +254,18 @@ def arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, s
     The loops are written out here rather than in a helper that Numba
     inlines: Numba's inlining copies the helper's IR into the kernel, which
     costs compile time, and the kernel came out about 20% slower.
+
+    Args: as :func:`unary_fast_strided`, with a second input ``b, b_pos,
+    b_st`` (either input may have stride 0 along a dim: a broadcast value).
+    Only elements ``start..stop - 1`` of ``out`` are written.  Example: ``a`` a
+    (2, 3) matrix ``[[1, 2, 3], [4, 5, 6]]`` (strides ``[3, 1]``), ``b`` a
+    broadcast row ``[10, 20, 30]`` (strides ``[0, 1]``), ``op = ADD``,
+    ``0, 6``: ``out`` becomes ``[11, 22, 33, 14, 25, 36]``.
     """
+    # Task 2.7: out = arith(op, a, b) for the flat elements start..stop of three strided
+    # views, a run along the last dim at a time, runs of step 1 (or 0 for an input) as
+    # slices.
+    ### BEGIN SOLUTION
     last = shape.shape[0] - 1
     sa, sb, so = a_st[last], b_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
@@ -275,34 +296,7 @@ def arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, s
                 out[po + j * so] = scalar_ops.arith(op, a[pa + j * sa], b[pb + j * sb])
         i += run
         pa, pb, po = odometer.advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
-
-
-@njit(**_JIT)
-def compare_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, start, stop):
-    last = shape.shape[0] - 1
-    sa, sb, so = a_st[last], b_st[last], o_st[last]
-    idx = np.zeros(shape.shape[0], np.int64)
-    pa, pb, po = odometer.start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)
-    i = start
-    while i < stop:
-        run = min(shape[last] - idx[last], stop - i)
-        if so == 1 and sa == 1 and sb == 1:
-            x = a[pa:pa + run]
-            y = b[pb:pb + run]
-            o = out[po:po + run]
-            for j in range(run):
-                o[j] = scalar_ops.compare(op, x[j], y[j])
-        elif so == 1 and sa == 1 and sb == 0:
-            x = a[pa:pa + run]
-            v = b[pb]
-            o = out[po:po + run]
-            for j in range(run):
-                o[j] = scalar_ops.compare(op, x[j], v)
-        else:
-            for j in range(run):
-                out[po + j * so] = scalar_ops.compare(op, a[pa + j * sa], b[pb + j * sb])
-        i += run
-        pa, pb, po = odometer.advance(run, shape, idx, a_st, b_st, o_st, pa, pb, po)
+    ### END SOLUTION
 
 
 # ---------------------------------------------------------------------------
@@ -323,13 +317,68 @@ def threshold_backward(y, g, out):
     """ReLU's backward: ``out[i] = 0 if y[i] <= 0 else g[i]`` (``y`` the ReLU's output).
 
     The same arithmetic as ``scalar_ops.arith(THRESHOLD_MASK, ...)``, in a
-    kernel of its own: it runs at every training step, and one loop with no
+    kernel of its own: it runs at every training step, and a loop with no
     op switch is one LLVM vectorises for sure.  (In ``arith_contiguous``,
     whose three loops each switch over seven ops, LLVM's loop-unswitching
     budget runs out and the loops stay scalar: measured 20 times slower.)
+    It is the zip kernel (task 2.2) with the one op fixed: see
+    :func:`_threshold_zip` below.
     """
-    for i in range(out.shape[0]):
-        out[i] = scalar_ops.arith(scalar_ops.THRESHOLD_MASK, y[i], g[i])
+    _threshold_zip(scalar_ops.THRESHOLD_MASK, y, g, out)
+
+
+# ---------------------------------------------------------------------------
+# The other families' kernels, derived from the ones above.
+# ---------------------------------------------------------------------------
+def _derive(task_kernel, name, **means):
+    """The kernel ``name``: ``task_kernel``'s own code, in which ``scalar_ops.<key>``
+    means ``means[key]`` (another family's scalar function).
+
+    ``_derive(arith_contiguous, "compare_contiguous", arith=scalar_ops.compare)`` is
+    the zip kernel of the ``compare`` family: the task's loop, with ``compare`` for
+    each element.  The code object is the task kernel's (so it is whatever the
+    student wrote, a stub included); only the globals it is compiled with differ.
+    Numba caches it on disk like any kernel: the cache file is named after
+    ``name``, and its key holds a hash of the code, so a changed task kernel is
+    compiled again.  (The CUDA backend derives its twins the same way.)
+    """
+    fn = task_kernel.py_func
+    ops = ModuleType(scalar_ops.__name__, scalar_ops.__doc__)
+    ops.__dict__.update(vars(scalar_ops))
+    ops.__dict__.update(means)
+    twin = FunctionType(fn.__code__, dict(fn.__globals__, scalar_ops=ops), name,
+                        fn.__defaults__, fn.__closure__)
+    twin.__qualname__ = name
+    twin.__doc__ = f"``{fn.__name__}`` with {', '.join(means)} replaced (see :func:`_derive`)."
+    return njit(**_JIT)(twin)
+
+
+@njit(inline="always")
+def _unary_int(op, x, p0, p1):
+    """``scalar_ops.unary_int`` with the map kernels' signature (the parameters unused)."""
+    return scalar_ops.unary_int(op, x)
+
+
+@njit(inline="always")
+def _threshold(op, y, g):
+    """ReLU's backward for one element, whatever ``op``: one case, so the loop vectorises."""
+    return scalar_ops.arith(scalar_ops.THRESHOLD_MASK, y, g)
+
+
+unary_fast_contiguous = _derive(unary_contiguous, "unary_fast_contiguous",
+                                unary=scalar_ops.unary_fast)
+_unary_int_map = _derive(unary_contiguous, "_unary_int_map", unary=_unary_int)
+binary_contiguous = _derive(arith_contiguous, "binary_contiguous", arith=scalar_ops.binary)
+binary_int_contiguous = _derive(arith_contiguous, "binary_int_contiguous",
+                                arith=scalar_ops.binary_int)
+compare_contiguous = _derive(arith_contiguous, "compare_contiguous", arith=scalar_ops.compare)
+compare_strided = _derive(arith_strided, "compare_strided", arith=scalar_ops.compare)
+_threshold_zip = _derive(arith_contiguous, "_threshold_zip", arith=_threshold)
+
+
+@njit(**_JIT)
+def unary_int_contiguous(op, a, out):
+    _unary_int_map(op, a, out, 0, 0)
 
 
 # ---------------------------------------------------------------------------
