@@ -89,8 +89,7 @@ class set_grad_enabled(_GradModeSwitch):
 
     def __init__(self, mode: bool) -> None:
         self.enabled = bool(mode)
-        self._prev = STATE.grad_enabled
-        STATE.grad_enabled = self.enabled
+        _GradModeSwitch.__enter__(self)       # takes effect at once
 
     def __enter__(self) -> None:
         pass
@@ -124,10 +123,10 @@ class inference_mode(_GradModeSwitch):
         return self
 
     def __enter__(self) -> None:
-        self._prev = STATE.grad_enabled
         self._prev_inf = STATE.inference
-        if self.mode:
-            STATE.grad_enabled = False
+        if not self.mode:
+            self.enabled = STATE.grad_enabled     # inference_mode(False) keeps the grad mode
+        super().__enter__()
         STATE.inference = self.mode
 
     def __exit__(self, *exc: Any) -> None:

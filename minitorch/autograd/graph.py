@@ -171,7 +171,21 @@ def edge_of(t: Any) -> tuple:
 # Accumulating into a leaf's .grad (AccumulateGrad's job; the engine calls it too)
 # ---------------------------------------------------------------------------
 def accumulate_into_leaf(variable: Any, g: Any, create_graph: bool) -> None:
-    """Add ``g`` into ``variable.grad`` after running the leaf's tensor hooks."""
+    """Add the gradient ``g`` into the leaf ``variable``'s ``.grad``.
+
+    Args:
+        variable: a leaf tensor that requires grad; ``variable._hooks`` are its
+            tensor hooks (``register_hook``), ``variable._grad`` its ``.grad``.
+        g: the gradient that reached it, of its shape.
+        create_graph: whether backward records a graph (``create_graph=True``).
+
+    First the hooks run on ``g`` (``run_tensor_hooks``: each may replace it;
+    ``None`` at the end means nothing to add).  The first gradient becomes
+    ``.grad``: detached from any graph and never sharing storage with a
+    tensor someone else holds (unless ``create_graph``: then it keeps its
+    graph).  A later one is added to it, without changing ``g``.  Example:
+    two calls with ``[1., 2.]`` leave ``.grad == [2., 4.]``.
+    """
     # Task 3.2: add g (after the leaf's hooks) into variable.grad.
     ### BEGIN SOLUTION
     g = run_tensor_hooks(variable._hooks, g)

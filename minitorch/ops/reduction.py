@@ -708,7 +708,8 @@ class LogSumExp(Function):
         if not keepdim:
             y = y.reshape(tuple(n for d, n in enumerate(x._shape) if d not in dims))
         ctx.save_for_backward(x, y)
-        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.dims = dims
+        ctx.keepdim = keepdim
         return y
         ### END SOLUTION
 
@@ -732,9 +733,9 @@ class LogSumExp(Function):
         # Task 3.9: the gradient of logsumexp for x, with x's shape, written with tensor ops.
         ### BEGIN SOLUTION
         x, y = ctx.saved_tensors
-        yb = _expand_back(y, x._shape, ctx.dims, ctx.keepdim)
-        gb = _expand_back(g, x._shape, ctx.dims, ctx.keepdim)
-        return gb * (x - yb).exp(), None, None
+        dims, keepdim = ctx.dims, ctx.keepdim
+        softmax = (x - _expand_back(y, x._shape, dims, keepdim)).exp()
+        return _expand_back(g, x._shape, dims, keepdim) * softmax, None, None
         ### END SOLUTION
 
 

@@ -587,7 +587,8 @@ def _numpy_logsumexp_forward(ctx, x, dims, keepdim):
     """A stand-in for task 3.8 that keeps what its contract says, so 3.9 does not need it."""
     y = torch.tensor(_np_logsumexp(x.detach().numpy(), dims, keepdim), dtype=x.dtype)
     ctx.save_for_backward(x, y)
-    ctx.dims, ctx.keepdim = dims, keepdim
+    for name, value in (("dims", dims), ("keepdim", keepdim)):
+        setattr(ctx, name, value)
     return y
 
 

@@ -110,7 +110,7 @@ def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, start, stop):
     # Task 2.3: copy the flat elements start..stop of a strided view a into a strided view
     # out, a run along the last dim at a time.
     ### BEGIN SOLUTION
-    last = shape.shape[0] - 1
+    last = shape.size - 1          # the innermost dim
     sa, so = a_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
     pa, pb, po = odometer.start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
@@ -156,7 +156,7 @@ def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, star
     # Task 2.6: out = unary_fast(op, a, p0, p1) for the flat elements start..stop of a strided
     # view, a run along the last dim at a time.
     ### BEGIN SOLUTION
-    last = shape.shape[0] - 1
+    last = shape.size - 1          # the innermost dim
     sa, so = a_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
     pa, pb, po = odometer.start(start, shape, idx, a_pos, a_st, a_pos, a_st, o_pos, o_st)
@@ -266,7 +266,7 @@ def arith_strided(op, a, a_pos, a_st, b, b_pos, b_st, out, o_pos, o_st, shape, s
     # views, a run along the last dim at a time, runs of step 1 (or 0 for an input) as
     # slices.
     ### BEGIN SOLUTION
-    last = shape.shape[0] - 1
+    last = shape.size - 1          # the innermost dim
     sa, sb, so = a_st[last], b_st[last], o_st[last]
     idx = np.zeros(shape.shape[0], np.int64)
     pa, pb, po = odometer.start(start, shape, idx, a_pos, a_st, b_pos, b_st, o_pos, o_st)

@@ -62,11 +62,11 @@ def reduce_reference(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, acc0,
     for d in range(red_shape.shape[0]):
         n_red *= red_shape[d]
     for o in range(n_out):
-        base = index_maps.position(o, keep_shape, keep_st, x_pos)
+        first = index_maps.position(o, keep_shape, keep_st, x_pos)
         acc = acc0
         for r in range(n_red):
-            v = x[index_maps.position(r, red_shape, red_st, base)]
-            acc, _ = reduce_ops.fold(op, acc, 0, v, r)
+            p = index_maps.position(r, red_shape, red_st, first)
+            acc, _ = reduce_ops.fold(op, acc, 0, x[p], r)
         out[o] = acc
     ### END SOLUTION
 
