@@ -9,10 +9,12 @@ the ``results.json`` they write:
 * untouched, ``course grade`` scores 0, lists exactly the edition's tasks
   (each with its maximum points), and every test fails with *its own*
   task's stub message;
-* with one task's reference solution put back, ``course grade`` gives that
-  task full marks, and every other task still 0 with its own stub's message
-  (so no task is untested, no test leans on a neighbour: a task's tests
-  pass with every sibling a stub, so they never run a sibling's code);
+* with one task's reference solution put back, ``course status`` shows that
+  task passing with full points and every other task not started (status
+  runs the started tasks' tests only: a task's tests pass with every
+  sibling a stub, so they never run a sibling's code; with the untouched
+  grade, where every test stops at its own task's stub, solving a task
+  turns exactly its row green);
 * every wrong solution kept in ``tests/course/wrong/`` is rejected: its
   task does not get full marks.  They are checked in rounds, round k with
   wrong solution k of *every* task of the module in place at once, one
@@ -224,16 +226,23 @@ def test_module_edition_from_the_students_chair(module, tmp_path, student):
     assert results["_"]["score"] == 0
     problems = _own_stub_problems(results, ids, "untouched")
 
-    # One task's solution put back: exactly that task full.
+    # One task's solution put back: `course status` shows exactly that task passing, with
+    # full points, and every other task not started.  (status runs the tests of started
+    # tasks only: that task's tests pass with every sibling a stub, so they never run a
+    # sibling's code; the untouched grade above showed every other task's tests stop at
+    # their own stub, before anything of this task's.)
     editor = _Editor(edition)
     for task in tasks:
         editor.put(task, _solution(task))
-        results = _grade(student, edition)
+        status = student(edition, "status").output
         editor.restore()
-        if results[task.id]["score"] != 10.0:
-            problems.append(f"{task.id} solved: {results[task.id]['output'][:600]}")
-        problems += _own_stub_problems(results, [i for i in ids if i != task.id],
-                                       f"{task.id} solved")
+        rows = {m[0]: m[1:] for m in re.findall(
+            r"^(\d+\.\d+)\s+(not started|failing|passing|waiting)\s+(\S+)\s+([\d.]+)", status,
+            re.M)}
+        want = {i: ("passing", rows.get(i, ("", "", ""))[1], "10.00") if i == task.id
+                else ("not started", "-", "0.00") for i in ids}
+        if rows != want:
+            problems.append(f"{task.id} solved: course status says\n{status[-2500:]}")
 
     # Every kept wrong solution rejected (round k: solution k of every task at once).
     kept = {t.id: wrong_solutions(ROOT).get(t.id, []) for t in tasks}
@@ -272,9 +281,17 @@ def test_full_edition_from_the_students_chair(tmp_path, student):
             assert re.search(r"NotImplementedError: (tid=\[[^]]*\] ctaid=\[[^]]*\]: )?"
                              r"Task \d+\.\d+: ", line), f"{task_id} fails otherwise: {line}"
 
-    # A syntax error in a student file: one line first, nothing scores (both entry points).
+    # course status: the task put back passes, the others are not started (not run).
     first = next(t for t in tasks if t.module == min(COURSE_MODULES))
     editor = _Editor(edition)
+    editor.put(first, _solution(first))
+    status = student(edition, "status").output
+    rows = dict(re.findall(r"^(\d+\.\d+)\s+(not started|failing|passing|waiting)", status, re.M))
+    assert rows == {i: ("passing" if i == first.id else "not started") for i in ids}, status
+    assert f"total: 10.00 / {10.0 * len(ids):.2f} points" in status
+    editor.restore()
+
+    # A syntax error in a student file: one line first, nothing scores (both entry points).
     editor.write(first.file, (edition / first.file).read_text() + "\ndef broken(:\n    pass\n")
     out = student(edition, "grade", "--json", str(edition / "broken.json")).output
     assert out.splitlines()[0].startswith(f"{first.file}:"), out[:500]
