@@ -106,6 +106,13 @@ def build_edition(dest: Path, modules: list | None = None, tasks: list | None = 
         text, ids = strip_source(target.read_text(), lambda i: i not in chosen, path)
         target.write_text(text)
         stripped += ids
+    missing = sorted(chosen - set(stripped), key=task_key)
+    if missing:
+        # The copy does not hold a block the markers listed a moment before: a file changed
+        # while it was copied (an editor saving).  An edition without a stub is no edition.
+        where = next(t.file for t in known if t.id == missing[0])
+        raise BuildError(f"the copy of {where} has no solution block of task {missing[0]} "
+                         f"(did the file change during the build?): build again")
     record = write_record(dest, [t for t in known if t.id in stripped],
                           sorted({t.module for t in known if t.id in stripped}))
     (dest / "README.md").write_text(edition_readme(record))
