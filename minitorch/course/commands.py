@@ -23,10 +23,12 @@ from pathlib import Path
 import click
 
 from .build import BuildError, build_edition, repository_root
-from .grading import TEST_PROFILE, TIMEOUT, format_table, grade, gradescope_results
+from .grading import (POINTS_PER_TASK, TEST_PROFILE, TIMEOUT, format_table, grade,
+                      gradescope_results)
 from .markers import MODULES, TaskMarkerError
 from .record import (EDITION_FILE, CourseTask, RecordError, course_tasks, is_edition, is_stub,
                      stub_site, task_key)
+from .wrong import WrongFileError, check_tasks
 
 __all__ = ["course"]
 
@@ -216,7 +218,6 @@ def status_command(modules: tuple[int, ...], timeout: float) -> None:
         total += points
         note = f"  (waits for task {', '.join(s.blocked_by)})" if s and s.blocked_by else ""
         click.echo(f"{t.id:<6} {state:<12} {tests:>7} {points:>7.2f}  {t.file}: {t.function}{note}")
-    from .grading import POINTS_PER_TASK
     click.echo(f"total: {total:.2f} / {POINTS_PER_TASK * len(tasks):.2f} points; "
                f"{sum(1 for s in scores.values() if s.complete)} of {len(tasks)} tasks pass")
 
@@ -256,7 +257,6 @@ def check_wrong_command(task_ids: tuple[str, ...], modules: tuple[int, ...], bat
     root = _root()
     if is_edition(root):
         raise click.ClickException("the wrong solutions are checked in the reference repository")
-    from .wrong import WrongFileError, check_tasks
     _chosen(_tasks(root), task_ids)
     try:
         verdicts = check_tasks(list(task_ids) or None, list(modules) or None, root, batch=batch,

@@ -22,9 +22,10 @@ import re
 import sys
 from pathlib import Path
 
-from .build import repository_root
-from .markers import _blocks
-from .record import read_record
+from .build import INSTRUCTOR_ONLY, SKIPPED, repository_root
+from .markers import _blocks, strip_source
+from .readme import edition_readme
+from .record import read_record, tasks_from_markers
 
 __all__ = ["MIN_CHARS", "distinctive_lines", "solution_lines", "find_leaks", "main"]
 
@@ -103,7 +104,6 @@ def solution_lines(root: Path, task_ids: set) -> dict:
 def _text_files(edition: Path):
     """``(relative path, text)`` of every text file of the folder ``edition`` (without the
     folders a build never copies: version control, environments, caches)."""
-    from .build import SKIPPED
     for folder, dirs, names in os.walk(edition):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED and d != "__pycache__"
                          and not d.endswith(".egg-info"))
@@ -137,11 +137,6 @@ def leaks_of_editions(editions: list, reference: Path | None = None) -> list:
     the leaks of the edition ``course build`` would write: the reference's files as the
     build copies them, the chosen blocks stubbed, the edition's README.  The reference
     is read once for all of them."""
-    from .build import INSTRUCTOR_ONLY
-    from .markers import strip_source
-    from .readme import edition_readme
-    from .record import tasks_from_markers
-
     reference = repository_root() if reference is None else Path(reference)
     every = tasks_from_markers(reference)
     private = tuple(p + "/" for p in INSTRUCTOR_ONLY)
