@@ -265,3 +265,22 @@ def test_numba_typing_errors_are_trimmed_to_the_kernel_line():
     assert any("During: typing of get attribute" in ln for ln in lines)
     assert len(lines) < len(str(info.value).splitlines())
     assert trim_numba_error(ValueError("not Numba's")) is None
+
+
+def test_a_test_file_whose_import_never_ends_is_stopped(tmp_path):
+    """pytest-timeout limits tests, not collection: the session has a limit of its own
+    (ten per-test limits), after which every task scores 0 with that reason."""
+    tasks = _edition(tmp_path, {
+        "test_m9_a.py": '''
+            import pytest
+
+            while True:
+                pass
+
+            @pytest.mark.task("9.1")
+            def test_never_collected(): pass
+        '''})
+    result = grade(tmp_path, tasks, timeout=0.5)
+    assert _scores(result)["9.1"][2] == 0.0
+    assert any("ran longer than 5 s and was stopped" in w for w in result.warnings), \
+        result.warnings

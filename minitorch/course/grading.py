@@ -44,6 +44,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -65,6 +66,9 @@ TIMEOUT = 300
 
 #: A fresh process is started after a crash or a time-out at most this many times.
 MAX_RESTARTS = 20
+
+#: A whole grading run (every restart included) may take this many per-test limits.
+SESSION_FACTOR = 10
 
 #: The task named by a stub's message (``NotImplementedError: Task 1.3: ...``).
 _STUB_MESSAGE = re.compile(r"NotImplementedError: (?:tid=\[[^]]*\] ctaid=\[[^]]*\]: )?"
@@ -164,7 +168,7 @@ def _read_events(path: Path) -> list:
 def run_tests(root: Path, tasks: list | None, files: list, *, profile: str = GRADE_PROFILE,
               timeout: float = TIMEOUT, tb: str = "short", env: dict | None = None,
               echo: Callable[[str], None] | None = None, extra: list | None = None,
-              max_restarts: int = MAX_RESTARTS) -> TestRun:
+              max_restarts: int = MAX_RESTARTS, session_limit: float | None = None) -> TestRun:
     """Run the tests of ``tasks`` (all marked tests when None) in ``files``, in ``root``.
 
     One pytest process (``-n0``) at a time; a process that dies (a crash, a
@@ -174,6 +178,7 @@ def run_tests(root: Path, tasks: list | None, files: list, *, profile: str = GRA
     """
     root = Path(root)
     env = course_env(root) if env is None else env
+    session_limit = SESSION_FACTOR * timeout if session_limit is None else session_limit
     run = TestRun()
     started_all: set = set()
     begin = time.monotonic()
@@ -191,13 +196,31 @@ def run_tests(root: Path, tasks: list | None, files: list, *, profile: str = GRA
             cmd += list(extra or []) + list(files)
             proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True, errors="replace")
+            # pytest-timeout limits each test, not the collection: a test file whose import
+            # never ends would hang the grader.  The whole session has a limit too.
+            fired = threading.Event()
+
+            def stop(proc=proc, fired=fired) -> None:
+                fired.set()
+                proc.kill()
+            left = max(1.0, session_limit - (time.monotonic() - begin))
+            watchdog = threading.Timer(left, stop)
+            watchdog.daemon = True
+            watchdog.start()
             output = []
             assert proc.stdout is not None
-            for line in proc.stdout:
-                output.append(line)
-                if echo is not None:
-                    echo(line.rstrip("\n"))
-            rc = proc.wait()
+            try:
+                for line in proc.stdout:
+                    output.append(line)
+                    if echo is not None:
+                        echo(line.rstrip("\n"))
+                rc = proc.wait()
+            finally:
+                watchdog.cancel()
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            killed = fired.is_set()
             run.exit_codes.append(rc)
             text = "".join(output)
             events = _read_events(events_path)
@@ -218,10 +241,19 @@ def run_tests(root: Path, tasks: list | None, files: list, *, profile: str = GRA
                 elif kind == "session_finish":
                     ended = ev.get("exitstatus")
             for nodeid in finished:
-                _settle(run.tests[nodeid]) if nodeid in run.tests else None
+                if nodeid in run.tests:
+                    _settle(run.tests[nodeid])
             started_all.update(started)
             if ended is not None and rc in (0, 1, 5):
                 break                                   # a session that ran to its end
+            if killed:
+                run.problem = (f"the test session ran longer than {session_limit:g} s and was "
+                               "stopped (an import that never ends?)")
+                for nodeid in started:
+                    if nodeid not in finished and nodeid in run.tests:
+                        run.tests[nodeid]["outcome"] = "failed"
+                        run.tests[nodeid]["message"] = run.problem
+                break
             running = [n for n in started if n not in finished and n in run.tests]
             if ended is None and running:
                 # The process died inside a test: a time-out (pytest-timeout's thread
