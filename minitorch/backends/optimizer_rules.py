@@ -234,11 +234,11 @@ def rmsprop_step(p, g, square_avg, grad_avg, buf, hyper):
     if hyper.weight_decay != 0:
         g = g + hyper.weight_decay * p
     square_avg = hyper.alpha * square_avg + (1 - hyper.alpha) * g * g
-    if hyper.centered:
+    variance = square_avg
+    if hyper.centered:            # the variance instead of the second moment
         grad_avg = hyper.alpha * grad_avg + (1 - hyper.alpha) * g
-        avg = math.sqrt(square_avg - grad_avg * grad_avg) + hyper.eps
-    else:
-        avg = math.sqrt(square_avg) + hyper.eps
+        variance = square_avg - grad_avg * grad_avg
+    avg = math.sqrt(variance) + hyper.eps
     if hyper.momentum > 0:
         buf = hyper.momentum * buf + g / avg
         p = p - hyper.lr * buf

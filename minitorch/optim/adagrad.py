@@ -66,11 +66,10 @@ class Adagrad(Optimizer):
         ### BEGIN SOLUTION
         loss = self._closure_loss(closure)
         for group, p, state in self._with_grad():
-            step = advance_step(state["step"])
-            hyper = AdagradStep(step=step, lr=float(group["lr"]),
-                                lr_decay=float(group["lr_decay"]),
-                                weight_decay=float(group["weight_decay"]),
-                                eps=float(group["eps"]), maximize=bool(group["maximize"]))
+            settings = {name: float(group[name]) for name in ("lr", "lr_decay", "weight_decay",
+                                                              "eps")}
+            hyper = AdagradStep(step=advance_step(state["step"]), maximize=bool(group["maximize"]),
+                                **settings)
             fused_update(hyper, p, p.grad, [state["sum"]])
         return loss
         ### END SOLUTION

@@ -92,9 +92,9 @@ class StepLR(LRScheduler):
         # Task 5.1: each group's rate for this epoch, from its current rate: StepLR's
         # schedule (decayed by gamma every step_size epochs).
         ### BEGIN SOLUTION
-        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return [g["lr"] for g in self.optimizer.param_groups]
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        decays = self.last_epoch > 0 and self.last_epoch % self.step_size == 0
+        factor = self.gamma if decays else 1.0
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
         ### END SOLUTION
 
     def _closed_form(self) -> list:

@@ -119,8 +119,8 @@ def max_pool2d_backward(grad, idx, out, t0, t1):
                 out[b, ch, yy, xx] = 0
         for y in range(oh):
             for xo in range(ow):
-                k = idx[b, ch, y, xo]
-                out[b, ch, k // w, k % w] += grad[b, ch, y, xo]
+                winner = idx[b, ch, y, xo]
+                out[b, ch, winner // w, winner % w] += grad[b, ch, y, xo]
     ### END SOLUTION
 
 
@@ -254,11 +254,10 @@ def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
     ### BEGIN SOLUTION
     n, c, h, w = x.shape
     L = oh * ow
+    taps = kh * kw
     for row in range(t0, t1):
-        ch = row // (kh * kw)
-        rem = row - ch * kh * kw
-        i = rem // kw
-        j = rem - i * kw
+        ch, tap = divmod(row, taps)          # row = (ch * kh + i) * kw + j
+        i, j = divmod(tap, kw)
         for b in range(n):
             base = b * L
             for y in range(oh):
