@@ -135,7 +135,7 @@ def png(ihdr, rows=b"\x00\x00"):
 def idx_gz():
     raw = struct.pack(">BBBBIII", 0, 0, 8, 3, 2, 28, 28) + np.random.default_rng(0).integers(
         0, 256, 2 * 784, dtype=np.uint8).tobytes()
-    return gzip.compress(raw)
+    return gzip.compress(raw, mtime=0)
 
 
 @pytest.mark.parametrize("name,data,needle", [
