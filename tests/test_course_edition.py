@@ -109,7 +109,14 @@ def test_no_edition_gives_a_solution_away():
 # ---------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def kernel_cache(tmp_path_factory) -> str:
-    """One by-content kernel cache for every edition of the session (all xdist workers)."""
+    """One by-content kernel cache for every edition of the session (all xdist workers).
+
+    ``MINITORCH_COURSE_CI_CACHE=DIR`` keeps it in DIR from one run to the next (a CI
+    cache): entries are filed under the hash of their sources, so a later run reuses
+    exactly the kernels whose sources did not change."""
+    if os.environ.get("MINITORCH_COURSE_CI_CACHE"):
+        Path(os.environ["MINITORCH_COURSE_CI_CACHE"]).mkdir(parents=True, exist_ok=True)
+        return os.environ["MINITORCH_COURSE_CI_CACHE"]
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent
