@@ -512,7 +512,9 @@ def index_to_position(index: Sequence[int], strides: Sequence[int], offset: int 
 
     Args:
         index: one coordinate per dim (each ``0 <= index[d] < shape[d]``).
+
         strides: the tensor's strides, in elements (any sign, 0 included).
+
         offset: the storage position of element ``(0, 0, ...)``.
 
     Returns:
@@ -531,7 +533,8 @@ def position_to_index(ordinal: int, shape: Sequence[int]) -> tuple:
 
     Args:
         ordinal: which element, counting from 0 in row-major order (the last
-            index moving fastest); ``0 <= ordinal < numel(shape)``.
+        index moving fastest); ``0 <= ordinal < numel(shape)``.
+
         shape: the tensor's shape (sizes >= 1).
 
     Returns:

@@ -57,8 +57,11 @@ def central_difference(f: Callable[..., float], *vals: float, arg: int = 0,
 
     Args:
         f: a function of ``len(vals)`` numbers.
+
         vals: the point at which to differentiate.
+
         arg: which argument to differentiate with respect to (0-based).
+
         epsilon: the step.
 
     Returns:
@@ -119,8 +122,9 @@ class Scalar:
 
     Args:
         data: the value.
+
         requires_grad: whether :meth:`backward` should compute this value's
-            gradient (a *leaf*: a value the user made, not an operation).
+        gradient (a *leaf*: a value the user made, not an operation).
 
     ``grad`` is ``None`` until a backward pass reaches the value; after it, the
     derivative of the output with respect to this value, summed over every
@@ -312,6 +316,7 @@ class Mul(ScalarFunction):
 
         Args:
             ctx: the context ``forward`` filled (``ctx.saved_values`` is ``(a, b)``).
+
             d_output: the derivative of the final output with respect to ``a * b``.
 
         Returns:
@@ -339,6 +344,7 @@ class Div(ScalarFunction):
 
         Args:
             ctx: the context ``forward`` filled (``ctx.saved_values`` is ``(a, b)``).
+
             d_output: the derivative of the final output with respect to ``a / b``.
 
         Returns:
@@ -366,6 +372,7 @@ class Pow(ScalarFunction):
 
         Args:
             ctx: the context ``forward`` filled (``ctx.saved_values`` is ``(a, c)``).
+
             d_output: the derivative of the final output with respect to ``a ** c``.
 
         Returns:
@@ -436,9 +443,10 @@ class Sigmoid(ScalarFunction):
 
         Args:
             ctx: save here what :meth:`backward` will need.
+
             a: any float; ``-1000.0`` and ``1000.0`` included (where a naive
-               formula overflows ``math.exp``: its result must still be the
-               right one, ``0.0`` and ``1.0``).
+            formula overflows ``math.exp``: its result must still be the
+            right one, ``0.0`` and ``1.0``).
 
         Returns:
             ``sigmoid(a)``.  Example: ``sigmoid(0.0) == 0.5``.
@@ -461,6 +469,7 @@ class Sigmoid(ScalarFunction):
 
         Args:
             ctx: what :meth:`forward` saved.
+
             d_output: the derivative of the final output with respect to ``sigmoid(a)``.
 
         Returns:
@@ -529,9 +538,10 @@ def backpropagate(order: Sequence[Scalar], d_output: float = 1.0) -> None:
 
     Args:
         order: ``order[0]`` is the output; every value in the list comes
-            before the values it was computed from, and every value that
-            requires a gradient and that the output depends on is in it
-            (what :func:`topological_sort` returns).
+        before the values it was computed from, and every value that
+        requires a gradient and that the output depends on is in it
+        (what :func:`topological_sort` returns).
+
         d_output: the derivative of the final output with respect to ``order[0]``.
 
     Every leaf that requires a gradient gets the derivative of the output with

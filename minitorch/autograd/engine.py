@@ -70,9 +70,9 @@ def _discover(roots: list) -> dict:
 
     Args:
         roots: the nodes backward starts from (``None`` entries are skipped).
-            A node's edges are ``node.next_functions``: ``(next_node, output_nr)``
-            pairs, where ``next_node`` may be ``None`` (an input that needs no
-            gradient: no edge).
+        A node's edges are ``node.next_functions``: ``(next_node, output_nr)``
+        pairs, where ``next_node`` may be ``None`` (an input that needs no
+        gradient: no edge).
 
     Returns:
         ``{node: number of edges into it}`` for every node reachable from the

@@ -175,8 +175,10 @@ def accumulate_into_leaf(variable: Any, g: Any, create_graph: bool) -> None:
 
     Args:
         variable: a leaf tensor that requires grad; ``variable._hooks`` are its
-            tensor hooks (``register_hook``), ``variable._grad`` its ``.grad``.
+        tensor hooks (``register_hook``), ``variable._grad`` its ``.grad``.
+
         g: the gradient that reached it, of its shape.
+
         create_graph: whether backward records a graph (``create_graph=True``).
 
     First the hooks run on ``g`` (``run_tensor_hooks``: each may replace it;

@@ -135,9 +135,10 @@ class Mul(Function):
 
         Args:
             ctx: what :meth:`forward` kept: ``ctx.saved_tensors`` is ``(a, b)``, each
-                ``None`` unless the *other* input wants a gradient (a number ``b``
-                is in ``ctx.b_number`` instead); ``ctx.a``/``ctx.b`` are the inputs'
-                ``(shape, dtype)`` (``None`` for a number); ``ctx.needs_input_grad``.
+            ``None`` unless the *other* input wants a gradient (a number ``b``
+            is in ``ctx.b_number`` instead); ``ctx.a``/``ctx.b`` are the inputs'
+            ``(shape, dtype)`` (``None`` for a number); ``ctx.needs_input_grad``.
+
             g: the gradient of the loss for ``a * b`` (the broadcast shape).
 
         Returns:
@@ -184,9 +185,10 @@ class Div(Function):
 
         Args:
             ctx: what :meth:`forward` kept: ``ctx.saved_tensors`` is ``(a, b)`` (``a``
-                is ``None`` unless ``b`` wants a gradient; a number ``a`` or ``b`` is in
-                ``ctx.a_number``/``ctx.b_number`` instead); ``ctx.a``/``ctx.b`` are the
-                inputs' ``(shape, dtype)``; ``ctx.needs_input_grad``.
+            is ``None`` unless ``b`` wants a gradient; a number ``a`` or ``b`` is in
+            ``ctx.a_number``/``ctx.b_number`` instead); ``ctx.a``/``ctx.b`` are the
+            inputs' ``(shape, dtype)``; ``ctx.needs_input_grad``.
+
             g: the gradient of the loss for ``a / b``.
 
         Returns:

@@ -88,10 +88,11 @@ class MatMul(Function):
 
         Args:
             ctx: what :meth:`forward` kept: ``ctx.saved_tensors`` is ``(a, b)``, each
-                ``None`` unless the other input wants a gradient; ``ctx.shapes`` is
-                ``(a.shape, b.shape)``; ``ctx.needs_input_grad``.
+            ``None`` unless the other input wants a gradient; ``ctx.shapes`` is
+            ``(a.shape, b.shape)``; ``ctx.needs_input_grad``.
+
             g: the gradient of the loss for ``a @ b``, of shape ``batch + (n, m)``
-                where ``batch`` is the broadcast of the inputs' batch dims.
+            where ``batch`` is the broadcast of the inputs' batch dims.
 
         Returns:
             ``(grad_a, grad_b)`` with the shapes of ``a`` and ``b`` (an input whose

@@ -680,10 +680,13 @@ class LogSumExp(Function):
 
         Args:
             ctx: the node; keep for :meth:`backward` (its contract):
-                ``ctx.save_for_backward(x, y)`` with ``y`` the result returned
-                here, ``ctx.dims = dims`` and ``ctx.keepdim = keepdim``.
+            ``ctx.save_for_backward(x, y)`` with ``y`` the result returned
+            here, ``ctx.dims = dims`` and ``ctx.keepdim = keepdim``.
+
             x: a floating-point tensor.
+
             dims: the dims to reduce, normalised (0 <= d < x.dim()), sorted, no repeats.
+
             keepdim: whether the reduced dims stay, with size 1.
 
         Returns:
@@ -719,7 +722,8 @@ class LogSumExp(Function):
 
         Args:
             ctx: what :meth:`forward` kept: ``ctx.saved_tensors == (x, y)``,
-                ``ctx.dims``, ``ctx.keepdim``.
+            ``ctx.dims``, ``ctx.keepdim``.
+
             g: the gradient of the loss for ``y`` (``y``'s shape).
 
         Returns:

@@ -322,7 +322,8 @@ def sum_to_shape(g: TensorBase, shape: tuple) -> TensorBase:
 
     Args:
         g: a gradient whose shape is ``shape`` broadcast to something larger
-            (more dims in front, or size-1 dims stretched).
+        (more dims in front, or size-1 dims stretched).
+
         shape: the shape of the tensor before broadcasting.
 
     Returns:

@@ -92,13 +92,16 @@ def copy_strided(a, a_pos, a_st, out, o_pos, o_st, shape, start, stop):
 
     Args:
         a, a_pos, a_st: the input's storage (1-D), the position of its element
-            ``(0, 0, ...)`` and its strides (an int64 array, one per dim of
-            ``shape``; 0 for a broadcast dim).
+        ``(0, 0, ...)`` and its strides (an int64 array, one per dim of
+        ``shape``; 0 for a broadcast dim).
+
         out, o_pos, o_st: the same for the output (no stride 0); the store
-            casts to ``out``'s dtype.
+        casts to ``out``'s dtype.
+
         shape: the shape both are walked over (int64 array, at least one dim).
+
         start, stop: the flat (row-major) element numbers to copy:
-            ``start..stop - 1`` (a parallel driver gives each thread a chunk).
+        ``start..stop - 1`` (a parallel driver gives each thread a chunk).
 
     Only those elements of ``out`` are written.  ``odometer.start`` finds the
     positions of element ``start``, ``odometer.advance`` moves them on by a
@@ -142,10 +145,14 @@ def unary_fast_strided(op, a, a_pos, a_st, out, o_pos, o_st, shape, p0, p1, star
 
     Args:
         op, p0, p1: the op code of the ``unary_fast`` family and its two parameters.
+
         a, a_pos, a_st: the input's storage (1-D), the position of its element
-            ``(0, 0, ...)`` and its strides (an int64 array, one per dim of ``shape``).
+        ``(0, 0, ...)`` and its strides (an int64 array, one per dim of ``shape``).
+
         out, o_pos, o_st: the same for the output (no stride 0).
+
         shape: the shape both are walked over (int64 array, at least one dim).
+
         start, stop: the flat (row-major) element numbers to do: ``start..stop - 1``.
 
     Only those elements of ``out`` are written.  Example: ``a`` = storage
@@ -186,10 +193,13 @@ def unary_contiguous(op, a, out, p0, p1):
 
     Args:
         op: the op code (``scalar_ops.EXP``, ``scalar_ops.SIN``, ...).
+
         a: the input, 1-D, as long as ``out``.
+
         out: the output, 1-D; its dtype may differ from ``a``'s (the store casts).
+
         p0, p1: the op's two parameters (``CLAMP``'s bounds, ...), passed on to
-            ``scalar_ops.unary(op, x, p0, p1)``, which computes one element.
+        ``scalar_ops.unary(op, x, p0, p1)``, which computes one element.
 
     Every element of ``out`` is written, and nothing else.  Example: ``op =
     NEG``, ``a = [1., -2.]`` gives ``out = [-1., 2.]``.  (The ``unary_fast``
@@ -213,9 +223,11 @@ def arith_contiguous(op, a, b, out):
 
     Args:
         op: the op code (``scalar_ops.ADD``, ``SUB``, ``MUL``, ``DIV``, ``RSUB`` ...);
-            ``scalar_ops.arith(op, x, y)`` computes one element.
+        ``scalar_ops.arith(op, x, y)`` computes one element.
+
         a, b: the inputs, 1-D: each as long as ``out``, or of length 1 (a
-            broadcast number: the same value for every element).
+        broadcast number: the same value for every element).
+
         out: the output, 1-D.
 
     Every element of ``out`` is written, and nothing else.  Example: ``op =

@@ -31,17 +31,23 @@ def reduce_reference(op, x, x_pos, keep_shape, keep_st, red_shape, red_st, acc0,
 
     Args:
         op: a ``reduce_ops`` code of the sum family (``SUM``, ``NANSUM``,
-            ``PROD``, ``ALL``, ``ANY``).
+        ``PROD``, ``ALL``, ``ANY``).
+
         x: the input's storage (1-D).
+
         x_pos: the storage position of the input's element ``(0, 0, ...)``.
+
         keep_shape, keep_st: the kept dims' sizes and strides (1-D int64
-            arrays, maybe empty: then there is one output).
+        arrays, maybe empty: then there is one output).
+
         red_shape, red_st: the reduced dims' sizes and strides (1-D int64
-            arrays).
+        arrays).
+
         acc0: where each fold starts (the op's identity, 0 or 1), a float64
-            or an int64: the fold runs in ``acc0``'s type.
+        or an int64: the fold runs in ``acc0``'s type.
+
         out: the outputs (1-D, one per kept index, in row-major order of
-            ``keep_shape``); the folded value is stored, cast to ``out``'s dtype.
+        ``keep_shape``); the folded value is stored, cast to ``out``'s dtype.
 
     Each output is the fold, from ``acc0``, of its reduced elements with
     ``reduce_ops.fold(op, acc, 0, v, r)`` (which returns ``(acc, index)``;
@@ -77,7 +83,9 @@ def matmul_reference(a, b, out):
 
     Args:
         a: shape ``(nb, M, K)``, or ``(1, M, K)``: one matrix for every batch.
+
         b: shape ``(nb, K, N)``, or ``(1, K, N)``.
+
         out: shape ``(nb, M, N)``: overwritten (whatever it held before).
 
     Every element ``out[i, r, c]`` is the dot product of row ``r`` of
