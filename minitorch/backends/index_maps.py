@@ -221,10 +221,12 @@ def window_max(x, b, ch, y, xo, kh, kw, sh, sw, ph, pw, dh, dw):
 
     Args:
         x: the input, shape ``(N, C, H, W)``; ``b``, ``ch`` pick one plane of it.
+
         y, xo: the output position whose window is searched.
+
         kh, kw, sh, sw, ph, pw, dh, dw: the window's size, stride, padding and
-            dilation along the height and the width (:func:`source` maps an
-            output position and a tap of the window to an input row or column).
+        dilation along the height and the width (:func:`source` maps an
+        output position and a tap of the window to an input row or column).
 
     Returns:
         ``(value, flat index iy * W + ix of the winner)``.  Padding positions

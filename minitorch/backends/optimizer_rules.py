@@ -114,11 +114,13 @@ def sgd_step(p, g, buf, hyper):
 
     Args:
         p: the weight (a float); g: its gradient.
+
         buf: its momentum buffer before the step (ignored on the first step,
-            and when there is no momentum: then return it unchanged).
+        and when there is no momentum: then return it unchanged).
+
         hyper: an :class:`SGDStep`: ``lr``, ``momentum``, ``dampening``,
-            ``weight_decay``, ``nesterov``, ``maximize`` and ``first_step`` (True
-            when the buffer does not exist yet).
+        ``weight_decay``, ``nesterov``, ``maximize`` and ``first_step`` (True
+        when the buffer does not exist yet).
 
     Returns:
         ``(buf, p)``: the buffer and the weight after the step, exactly as
@@ -162,14 +164,17 @@ def adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, hyper, step_size, sqrt_
 
     Args:
         p: the weight (a float); g: its gradient.
+
         exp_avg, exp_avg_sq, max_exp_avg_sq: its state before the step: the
-            running averages of the gradient and of its square, and the largest
-            of the latter so far (used under ``amsgrad`` only; return it unchanged
-            otherwise).
+        running averages of the gradient and of its square, and the largest
+        of the latter so far (used under ``amsgrad`` only; return it unchanged
+        otherwise).
+
         hyper: an :class:`AdamStep` (``step`` counts from 1).
+
         step_size, sqrt_bias2: :func:`adam_scales` of ``hyper``: the bias
-            corrections, computed once for all weights; use them rather than
-            recomputing ``1 - beta ** step`` per weight.
+        corrections, computed once for all weights; use them rather than
+        recomputing ``1 - beta ** step`` per weight.
 
     Returns:
         ``(exp_avg, exp_avg_sq, max_exp_avg_sq, p)`` after the step, as PyTorch's
@@ -213,10 +218,12 @@ def rmsprop_step(p, g, square_avg, grad_avg, buf, hyper):
 
     Args:
         p: the weight (a float); g: its gradient.
+
         square_avg, grad_avg, buf: its state before the step (all start at 0):
-            the running average of the squared gradient, of the gradient (used
-            only when ``centered``), and the momentum buffer (used only when
-            ``momentum > 0``).  Return an unused one unchanged.
+        the running average of the squared gradient, of the gradient (used
+        only when ``centered``), and the momentum buffer (used only when
+        ``momentum > 0``).  Return an unused one unchanged.
+
         hyper: an :class:`RMSpropStep`.
 
     Returns:
@@ -262,11 +269,14 @@ def adagrad_step(p, g, state_sum, hyper, rate):
 
     Args:
         p: the weight (a float); g: its gradient.
+
         state_sum: the sum of its past squared gradients (it starts at the
-            optimizer's ``initial_accumulator_value``).
+        optimizer's ``initial_accumulator_value``).
+
         hyper: an :class:`AdagradStep` (``weight_decay``, ``eps``, ``maximize``...).
+
         rate: this step's learning rate, :func:`adagrad_rate` of ``hyper``
-            (``lr_decay`` already applied).
+        (``lr_decay`` already applied).
 
     Returns:
         ``(state_sum, p)`` after the step, as PyTorch's documented algorithm

@@ -204,9 +204,12 @@ def forward_backward(net: nn.Module, loss_fn: Callable[[Tensor, Tensor], Tensor]
 
     Args:
         net: the model; ``net(xb)`` gives the logits, shape ``(batch, classes)``.
+
         loss_fn: ``loss_fn(logits, yb)`` gives the batch's loss (a 0-d tensor).
+
         opt: the optimizer that owns ``net``'s parameters (its step is *not*
-            taken here).
+        taken here).
+
         xb, yb: the batch's inputs and labels.
 
     Returns:

@@ -230,10 +230,13 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
     Args:
         input: any tensor (float).
+
         p: the probability of zeroing an element, ``0 <= p <= 1`` (checked already).
+
         training: ``False`` returns ``input`` itself (the same object).
+
         inplace: write the result into ``input`` (``_maybe_inplace`` does it) and
-            return it.
+        return it.
 
     Returns:
         A tensor of ``input``'s shape, dtype and device, recorded on the graph:
@@ -530,12 +533,16 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
 
     Args:
         input: shape ``(N, C)`` or ``(N, C, *spatial)``.
+
         running_mean, running_var: shape ``(C,)`` or ``None`` (then nothing is
-            updated in training; evaluation needs them).
+        updated in training; evaluation needs them).
+
         weight, bias: ``None`` or shape ``(C,)``: the per-channel scale and shift
-            applied after normalising.
+        applied after normalising.
+
         training: use the batch's statistics (the biased variance for
-            normalising) and update the running ones; else use the running ones.
+        normalising) and update the running ones; else use the running ones.
+
         momentum, eps: as in PyTorch (``eps`` is added to the variance).
 
     Returns:

@@ -198,12 +198,17 @@ def conv2d_backward(x: TensorBase, weight: TensorBase, g: TensorBase, geo: tuple
 
     Args:
         x: the convolution's input, shape ``(N, C, H, W)``.
+
         weight: its filters, shape ``(O, C // groups, kh, kw)``.
+
         g: the gradient of the loss with respect to the output, ``(N, O, oh, ow)``.
+
         geo: the geometry ``(kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)``, as
-            :class:`UnfoldBatch` and :class:`FoldBatch` take it.
+        :class:`UnfoldBatch` and :class:`FoldBatch` take it.
+
         groups: the input and output channels are split into ``groups`` equal
-            groups; output group ``k`` sees input group ``k`` only.
+        groups; output group ``k`` sees input group ``k`` only.
+
         needs: three booleans: which of (input, weight, bias) want a gradient.
 
     Returns:
@@ -241,11 +246,15 @@ def conv2d_im2col(x: TensorBase, weight: TensorBase, bias: TensorBase | None, ge
 
     Args:
         x: the input, shape ``(N, C, H, W)``.
+
         weight: the filters, shape ``(O, C // groups, kh, kw)``.
+
         bias: ``None`` or shape ``(O,)``: added to every pixel of output channel ``o``.
+
         geo: ``(kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)``, as :class:`UnfoldBatch` takes it.
+
         groups: the channels are split into ``groups`` equal groups; output group
-            ``k`` sees input group ``k`` only.
+        ``k`` sees input group ``k`` only.
 
     Returns:
         The output, shape ``(N, O, oh, ow)``, contiguous (as PyTorch returns it),

@@ -252,9 +252,10 @@ class Linear(Function):
 
         Args:
             ctx: what forward saved: ``ctx.saved_tensors`` is ``(x, w)`` (each ``None``
-                when its partner's gradient is not needed), and ``ctx.needs_input_grad``
-                says which of ``x, w, b`` want a gradient (``b``'s entry exists only when
-                forward got a bias).
+            when its partner's gradient is not needed), and ``ctx.needs_input_grad``
+            says which of ``x, w, b`` want a gradient (``b``'s entry exists only when
+            forward got a bias).
+
             g: the gradient of the loss with respect to ``out``, shape ``(rows, out_features)``.
 
         Returns:

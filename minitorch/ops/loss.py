@@ -95,7 +95,8 @@ class NllLoss(Function):
 
         Args:
             ctx: what forward and :meth:`reduce` saved: ``ctx.shape`` is
-                ``(rows, classes)``, ``ctx.reduction``, ``ctx.dtype`` the input's dtype.
+            ``(rows, classes)``, ``ctx.reduction``, ``ctx.dtype`` the input's dtype.
+
             g: the gradient of the result: shape ``(rows,)`` for ``'none'``, 0-d otherwise.
 
         ``k`` below is the gradient of each row's loss with respect to its row of

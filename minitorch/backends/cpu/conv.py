@@ -92,12 +92,15 @@ def max_pool2d_backward(grad, idx, out, t0, t1):
 
     Args:
         grad: the gradient of the pooled output, shape ``(N, C, oh, ow)``.
+
         idx: the winners that :func:`max_pool2d` recorded, same shape: the flat
-            position ``iy * W + ix`` of each window's winner in its ``(H, W)`` plane.
+        position ``iy * W + ix`` of each window's winner in its ``(H, W)`` plane.
+
         out: the gradient of the input, shape ``(N, C, H, W)``; its old contents
-            are garbage (it must be overwritten).
+        are garbage (it must be overwritten).
+
         t0, t1: the planes to do: plane ``task`` is sample ``task // C``, channel
-            ``task % C``, for ``t0 <= task < t1``; no other plane is touched.
+        ``task % C``, for ``t0 <= task < t1``; no other plane is touched.
 
     Windows overlap when the stride is smaller than the kernel: a pixel that
     wins several windows gets the sum of their gradients; a pixel that wins
@@ -233,15 +236,19 @@ def im2col_batch(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, t0, t1):
 
     Args:
         x: the input, shape ``(N, C, H, W)``.
+
         kh, kw, sh, sw, ph, pw, dh, dw: the kernel size, stride, padding and
-            dilation along the height and the width.
+        dilation along the height and the width.
+
         oh, ow: the output's height and width (each window is one output pixel).
+
         cols: the result, shape ``(C*kh*kw, N*oh*ow)``: row ``(ch*kh + i)*kw + j``
-            holds tap ``(i, j)`` of channel ``ch``; column ``(b*oh + y)*ow + xo``
-            is the window of output pixel ``(y, xo)`` of sample ``b``.  Taps that
-            fall into the padding are 0.  Its old contents are garbage.
+        holds tap ``(i, j)`` of channel ``ch``; column ``(b*oh + y)*ow + xo``
+        is the window of output pixel ``(y, xo)`` of sample ``b``.  Taps that
+        fall into the padding are 0.  Its old contents are garbage.
+
         t0, t1: the rows of ``cols`` to fill (``t0 <= row < t1``); no other row
-            is touched, so rows can be filled in parallel.
+        is touched, so rows can be filled in parallel.
 
     :func:`index_maps.source` gives the input row (or column) that an output
     position and a tap read, or -1 in the padding.
@@ -282,11 +289,14 @@ def col2im_batch(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, t0, t1):
 
     Args:
         cols: shape ``(C*kh*kw, N*oh*ow)``, laid out as :func:`im2col_batch` fills it.
+
         kh, kw, sh, sw, ph, pw, dh, dw, oh, ow: the geometry, as for im2col_batch.
+
         x: the result, shape ``(N, C, H, W)``; its old contents are garbage.
+
         t0, t1: the planes of ``x`` to compute: plane ``task`` is sample
-            ``task // C``, channel ``task % C``, for ``t0 <= task < t1``; no other
-            plane is touched.
+        ``task // C``, channel ``task % C``, for ``t0 <= task < t1``; no other
+        plane is touched.
 
     Each pixel of ``x`` gets the sum of every entry of ``cols`` that im2col
     would have copied from it (entries from the padding go nowhere): so for

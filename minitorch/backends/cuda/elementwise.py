@@ -72,10 +72,14 @@ def unary_contiguous(op, a, a0, sa, out, o0, n, p0, p1):
 
     Args:
         op: the op code of the ``scalar_ops.unary`` family (``EXP``, ...).
+
         a: the input buffer (1-D device array); ``a0`` its first position;
-            ``sa`` its step: 1 for a run of memory, 0 for one value repeated.
+        ``sa`` its step: 1 for a run of memory, 0 for one value repeated.
+
         out: the output buffer (1-D); ``o0`` its first position.
+
         n: how many elements to compute (``out[o0]`` .. ``out[o0 + n - 1]``).
+
         p0, p1: the op's parameters (``scalar_ops.unary(op, x, p0, p1)``).
 
     Launched as ``unary_contiguous[blocks, threads](...)`` with any number of
@@ -99,10 +103,13 @@ def unary_strided(op, a, a0, a_st, out, o0, o_st, shape, n, p0, p1):
 
     Args:
         op, p0, p1: as for :func:`unary_contiguous`.
+
         a: the input buffer (1-D); ``a0`` the position of its element 0;
-            ``a_st`` its strides (a tuple, one per dimension of ``shape``;
-            0 along a broadcast dimension).
+        ``a_st`` its strides (a tuple, one per dimension of ``shape``;
+        0 along a broadcast dimension).
+
         out: the output buffer (1-D); ``o0`` and ``o_st`` as for ``a``.
+
         shape: the output's shape (a tuple); ``n`` its number of elements.
 
     Every element of ``shape`` is computed exactly once, by some thread, for
@@ -128,9 +135,12 @@ def arith_contiguous(op, a, a0, sa, b, b0, sb, out, o0, n):
 
     Args:
         op: the op code of the ``scalar_ops.arith`` family (``ADD``, ``MUL``, ...).
+
         a, b: the input buffers (1-D); ``a0``/``b0`` their first positions;
-            ``sa``/``sb`` their steps: 1 for a run, 0 for one value repeated.
+        ``sa``/``sb`` their steps: 1 for a run, 0 for one value repeated.
+
         out: the output buffer (1-D); ``o0`` its first position.
+
         n: how many elements to compute.
 
     Every ``out[o0 + i]``, ``0 <= i < n``, is computed exactly once, from the
@@ -154,9 +164,11 @@ def arith_strided(op, a, a0, a_st, b, b0, b_st, out, o0, o_st, shape, n):
 
     Args:
         op: as for :func:`arith_contiguous`.
+
         a, b, out: the buffers (1-D); ``a0``, ``b0``, ``o0`` the positions of
-            their element 0; ``a_st``, ``b_st``, ``o_st`` their strides (tuples,
-            one per dimension of ``shape``; 0 along a broadcast dimension).
+        their element 0; ``a_st``, ``b_st``, ``o_st`` their strides (tuples,
+        one per dimension of ``shape``; 0 along a broadcast dimension).
+
         shape: the output's shape (a tuple); ``n`` its number of elements.
 
     Every element of ``shape`` is computed exactly once, for any launch size.

@@ -39,21 +39,28 @@ def reduce_partial(op, x, x0, keep_shape, keep_st, red_shape, red_st, n_out, n_r
 
     Args:
         op: a ``reduce_ops`` code (``SUM``, ``PROD``, ``MAX``, ``ARGMAX``, ...).
+
         x: the input buffer (1-D); ``x0`` the position of its element 0.
+
         keep_shape, keep_st: the shape and strides of the kept dims (a tuple
-            each): output ``o`` is element ``o`` of ``keep_shape`` in row-major order.
+        each): output ``o`` is element ``o`` of ``keep_shape`` in row-major order.
+
         red_shape, red_st: the same for the reduced dims: the reduced elements
-            of an output are numbered ``r = 0 .. n_red - 1`` in row-major order.
+        of an output are numbered ``r = 0 .. n_red - 1`` in row-major order.
+
         n_out, n_red: the numbers of outputs and of reduced elements per output.
+
         nsplit: each output's reduced elements are cut into ``nsplit``
-            interleaved parts: part ``s`` has ``r = s, s + nsplit, s + 2*nsplit, ...``.
+        interleaved parts: part ``s`` has ``r = s, s + nsplit, s + 2*nsplit, ...``.
+
         acc0: where an accumulating op starts (``reduce_ops.identity``), in the
-            accumulator's type.
+        accumulator's type.
+
         part, part_i: the results, ``n_out * nsplit`` long: ``part[o * nsplit + s]`` is
-            part ``s`` of output ``o`` folded with ``reduce_ops.fold`` in increasing
-            ``r``; ``part_i`` is the ``r`` of the element an extremum (max, min,
-            argmax, argmin) chose, for the other ops any ``r >= 0`` of the part, and
-            -1 when the part has no element (then ``part`` is ``acc0``).
+        part ``s`` of output ``o`` folded with ``reduce_ops.fold`` in increasing
+        ``r``; ``part_i`` is the ``r`` of the element an extremum (max, min,
+        argmax, argmin) chose, for the other ops any ``r >= 0`` of the part, and
+        -1 when the part has no element (then ``part`` is ``acc0``).
 
     An extremum has no identity: it starts from the part's first element.
     Every ``(o, s)`` pair is done by exactly one thread, for any launch size.
