@@ -358,6 +358,19 @@ def test_build_refuses_bad_destinations_and_modules(tmp_path):
         build_edition(tmp_path / "new", [9], root=ROOT)
 
 
+def test_build_copies_no_virtual_environment(tmp_path):
+    """A venv of any name (CI's .venv-bare) is not source: never copied into an edition
+    (it made builds slow and put library code, whose lines can match a solution's, in it)."""
+    from minitorch.course.build import _ignore
+    (tmp_path / ".venv-bare").mkdir()
+    (tmp_path / ".venv-bare" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "minitorch").mkdir()
+    skipped = _ignore(tmp_path, keep_caches=False)(str(tmp_path), [".venv-bare", "envs", "minitorch",
+                                                                    ".venv", "x.egg-info"])
+    assert skipped == {".venv-bare", ".venv", "x.egg-info"}
+
+
 def test_course_commands_refuse_mistakes_in_one_line(tmp_path, monkeypatch):
     from minitorch.cli import main
     monkeypatch.chdir(ROOT)

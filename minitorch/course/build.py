@@ -53,8 +53,11 @@ def _ignore(root: Path, keep_caches: bool):
     private = {(root / p).resolve() for p in INSTRUCTOR_ONLY}
 
     def ignore(folder: str, names: list) -> set:
+        # A folder with a pyvenv.cfg is a virtual environment, whatever its name
+        # (.venv-bare, env, ...): never copied, it is not source.
         skip = {n for n in names if n in SKIPPED or n.endswith(".egg-info")
-                or (Path(folder) / n).resolve() in private}
+                or (Path(folder) / n).resolve() in private
+                or (Path(folder) / n / "pyvenv.cfg").is_file()}
         if not keep_caches:
             skip |= {n for n in names if n == "__pycache__" or n.endswith(_CACHE_FILES)}
         return skip
