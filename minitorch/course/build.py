@@ -49,15 +49,20 @@ def repository_root() -> Path:
     return root
 
 
+def never_copied(folder: Path, name: str) -> bool:
+    """Whether the entry ``name`` of ``folder`` stays out of every edition: version
+    control, caches, build outputs, and any virtual environment (a folder holding a
+    ``pyvenv.cfg``, whatever its name: CI's ``.venv-bare``), which is not source."""
+    return (name in SKIPPED or name.endswith(".egg-info")
+            or (folder / name / "pyvenv.cfg").is_file())
+
+
 def _ignore(root: Path, keep_caches: bool):
     private = {(root / p).resolve() for p in INSTRUCTOR_ONLY}
 
     def ignore(folder: str, names: list) -> set:
-        # A folder with a pyvenv.cfg is a virtual environment, whatever its name
-        # (.venv-bare, env, ...): never copied, it is not source.
-        skip = {n for n in names if n in SKIPPED or n.endswith(".egg-info")
-                or (Path(folder) / n).resolve() in private
-                or (Path(folder) / n / "pyvenv.cfg").is_file()}
+        skip = {n for n in names if never_copied(Path(folder), n)
+                or (Path(folder) / n).resolve() in private}
         if not keep_caches:
             skip |= {n for n in names if n == "__pycache__" or n.endswith(_CACHE_FILES)}
         return skip

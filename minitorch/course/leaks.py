@@ -22,7 +22,7 @@ import re
 import sys
 from pathlib import Path
 
-from .build import INSTRUCTOR_ONLY, SKIPPED, repository_root
+from .build import INSTRUCTOR_ONLY, never_copied, repository_root
 from .markers import _blocks, strip_source
 from .readme import edition_readme
 from .record import read_record, tasks_from_markers
@@ -105,8 +105,8 @@ def _text_files(edition: Path):
     """``(relative path, text)`` of every text file of the folder ``edition`` (without the
     folders a build never copies: version control, environments, caches)."""
     for folder, dirs, names in os.walk(edition):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and d != "__pycache__"
-                         and not d.endswith(".egg-info"))
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__"
+                         and not never_copied(Path(folder), d))
         for name in sorted(names):
             path = Path(folder) / name
             if path.suffix not in TEXT_SUFFIXES or path.is_symlink():
