@@ -1,9 +1,11 @@
-"""Numba's disk cache and the shared kernel bodies (minitorch/backends/kernel_cache.py).
+"""Numba's disk cache and the kernels' own stamps (minitorch/backends/kernel_cache.py).
 
 Numba checks only a kernel's own file before it loads the kernel from its
-disk cache; the kernels of minitorch also compile code from the files they
-import (the bodies in ``backends/*.py``).  These tests check that a change
-to such a file makes Numba compile the kernel again.
+disk cache, and all of that file; a minitorch kernel is built from a few
+functions of several files (the shared bodies in ``backends/*.py``).  These
+tests check that a change to any code a kernel is built from makes Numba
+compile it again, and that a change to code it is *not* built from (another
+function of the same file, lines moved) does not.
 """
 
 from __future__ import annotations
@@ -18,94 +20,173 @@ import numpy as np
 import pytest
 
 from minitorch.backends import kernel_cache
-from minitorch.backends.cpu import elementwise
+from minitorch.backends.cpu import conv, elementwise, softmax
 
 pytestmark = pytest.mark.kernels
 
-BACKENDS = Path(kernel_cache.__file__).resolve().parent
+
+def _sources(kernel) -> set:
+    return {line.replace("minitorch/backends/", "") for line in
+            kernel_cache.kernel_sources(kernel.py_func)}
 
 
-def _names(path: Path) -> set:
-    return {str(p.relative_to(BACKENDS)) for p in kernel_cache.source_files(path)}
+def test_a_kernel_stamp_covers_exactly_the_code_it_is_built_from():
+    zip_kernel = _sources(elementwise.arith_contiguous)
+    assert {"cpu/elementwise.py: arith_contiguous", "cpu/elementwise.py (outline)",
+            "scalar_ops.py: arith", "scalar_ops.py (outline)"} <= zip_kernel
+    # Not the file's other kernels (task 2.1's map), not bodies it does not call.
+    assert "cpu/elementwise.py: unary_contiguous" not in zip_kernel
+    assert "scalar_ops.py: unary" not in zip_kernel
+    # A twin derived from the task's kernel (see _derive) is built from the task's code
+    # and its own scalar function.
+    twin = _sources(elementwise.binary_contiguous)
+    assert {"cpu/elementwise.py: arith_contiguous", "scalar_ops.py: binary"} <= twin
+    assert "scalar_ops.py: arith" not in twin
+    # The CPU softmax calls vmath's exp, which reaches @overload'ed helpers: no name
+    # leads to their implementations, so all of vmath.py counts.
+    assert "cpu/vmath.py (whole file)" in _sources(softmax.softmax_rows)
+    assert "index_maps.py: source" in _sources(conv.im2col_batch)
 
 
-def test_a_kernel_file_stamp_covers_the_files_it_compiles_code_from():
-    assert {"cpu/elementwise.py", "cpu/bodies.py", "cpu/odometer.py", "scalar_ops.py",
-            "index_maps.py"} <= _names(BACKENDS / "cpu" / "elementwise.py")
-    # cuda/ compiles the same bodies, through its own bodies.py, and never imports cpu/.
-    cuda_random = _names(BACKENDS / "cuda" / "random.py")
-    assert {"cuda/bodies.py", "rng.py", "rows.py"} <= cuda_random
-    assert not any(name.startswith("cpu/") for name in cuda_random)
-    # The CPU softmax bodies use the vectorised exp of cpu/vmath.py.
-    assert "cpu/vmath.py" in _names(BACKENDS / "cpu" / "softmax.py")
+def test_cuda_kernels_are_stamped_by_the_bodies_they_compile_in():
+    from minitorch.backends.cuda import random as cuda_random
+    kernels = [v for v in vars(cuda_random).values() if hasattr(v, "py_func")
+               and v.py_func.__module__ == cuda_random.__name__]
+    assert kernels
+    sources = set().union(*(_sources(k) for k in kernels))
+    assert any(s.startswith("rng.py: ") for s in sources)
+    assert not any(s.startswith("cpu/") for s in sources)
 
 
-def test_backend_kernels_use_the_extended_stamp():
+def test_backend_kernels_use_the_kernel_stamp():
     locator = elementwise.arith_contiguous._cache._impl.locator
     assert isinstance(locator, kernel_cache.KernelSourceLocator)
-    stamp = locator.get_source_stamp()
-    assert stamp[1] == kernel_cache.sources_digest(BACKENDS / "cpu" / "elementwise.py")
+    assert locator.get_source_stamp() == (
+        "kernel", kernel_cache.kernel_digest(elementwise.arith_contiguous.py_func))
+    # The cache file's name holds no line number (a line moved changes nothing).
+    assert locator.get_disambiguator().startswith("any")
 
 
-def _write_package(root: Path, factor: str) -> None:
-    """A package like backends/: a body module, and a kernel file that compiles it in."""
+def test_the_byte_code_reader_agrees_with_dis():
+    for module in (elementwise, conv, softmax):
+        for value in vars(module).values():
+            fn = getattr(value, "py_func", value)
+            if hasattr(fn, "__code__"):
+                assert kernel_cache._names(fn.__code__) == kernel_cache._names_by_dis(fn.__code__)
+
+
+# ---------------------------------------------------------------------------
+# A package of its own, compiled, edited and loaded again
+# ---------------------------------------------------------------------------
+BODY = """\
+SCALE = {scale}
+
+
+def scale(x):
+    return x * SCALE{extra}
+
+
+def unused(x):
+    return x - {unused}
+"""
+
+KERNELS = """\
+from numba import njit
+
+from minitorch.backends.shared_bodies import compile_module
+
+from . import body as body_source
+
+body = compile_module(body_source, njit(inline="always"))
+{above}
+
+@njit(cache=True{options})
+def apply(x):
+    return body.scale(x)
+
+
+@njit(cache=True)
+def late(x):
+    return helper(x)
+
+
+def helper(x):
+    return x + 1
+
+
+helper = njit(helper)
+"""
+
+
+def _write(root: Path, scale="2", extra="", unused="1", above="", options="") -> None:
     package = root / "cachepkg"
     package.mkdir(exist_ok=True)
     (package / "__init__.py").write_text("")
-    (package / "body.py").write_text(f"def scale(x):\n    return x * {factor}\n")
-    (package / "kernels.py").write_text(textwrap.dedent("""\
-        from numba import njit
-
-        from minitorch.backends.shared_bodies import compile_module
-
-        from . import body as body_source
-
-        body = compile_module(body_source, njit(inline="always"))
+    (package / "body.py").write_text(BODY.format(scale=scale, extra=extra, unused=unused))
+    (package / "kernels.py").write_text(KERNELS.format(above=above, options=options))
 
 
-        @njit(cache=True)
-        def apply(x):
-            return body.scale(x)
-        """))
-
-
-def _load_kernels():
+def _load():
     for name in ("cachepkg.kernels", "cachepkg.body", "cachepkg"):
         sys.modules.pop(name, None)
     importlib.invalidate_caches()
     return importlib.import_module("cachepkg.kernels")
 
 
-def test_editing_a_body_recompiles_the_kernels_that_use_it(tmp_path, monkeypatch):
+def _run(kernel, x=5):
+    """``kernel(x)`` and whether it was compiled (True) or loaded from the disk (False)."""
+    value = kernel(np.int64(x))
+    return value, sum(kernel.stats.cache_misses.values()) == 1
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
     monkeypatch.setattr(kernel_cache, "ROOTS", kernel_cache.ROOTS + [tmp_path])
+    monkeypatch.setattr(kernel_cache, "PACKAGE", tmp_path / "cachepkg")
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "numba-cache"))
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.syspath_prepend(str(tmp_path))
-    try:
-        _write_package(tmp_path, "2")
-        first = _load_kernels()
-        assert first.apply(np.int64(5)) == 10
-        assert sum(first.apply.stats.cache_misses.values()) == 1      # compiled, and saved
+    yield tmp_path
+    for name in ("cachepkg.kernels", "cachepkg.body", "cachepkg"):
+        sys.modules.pop(name, None)
 
-        again = _load_kernels()
-        assert again.apply(np.int64(5)) == 10
-        assert sum(again.apply.stats.cache_hits.values()) == 1        # loaded from disk
 
-        _write_package(tmp_path, "2 + 1")      # kernels.py itself is unchanged
-        edited = _load_kernels()
-        assert edited.apply(np.int64(5)) == 11                         # not the stale 10
-        assert sum(edited.apply.stats.cache_misses.values()) == 1
-    finally:
-        for name in ("cachepkg.kernels", "cachepkg.body", "cachepkg"):
-            sys.modules.pop(name, None)
+def test_editing_the_code_a_kernel_uses_recompiles_it_and_nothing_else(package):
+    _write(package)
+    assert _run(_load().apply) == (10, True)                 # compiled, and saved
+    assert _run(_load().apply) == (10, False)                # loaded from disk
+
+    # Another function of the body file, and lines added above the kernel: still loaded.
+    _write(package, unused="2", above="\n\n# a comment\n")
+    assert _run(_load().apply) == (10, False)
+
+    # What it is built from: the body it inlines (in another file than the kernel) ...
+    _write(package, extra=" + 1")
+    assert _run(_load().apply) == (11, True)                 # not the stale 10
+    # ... a constant that body reads (Numba freezes it into the machine code) ...
+    _write(package, scale="3", extra=" + 1")
+    assert _run(_load().apply) == (16, True)
+    # ... and the kernel's decorator.
+    _write(package, scale="3", extra=" + 1", options=", fastmath=True")
+    assert _run(_load().apply) == (16, True)
+    assert _run(_load().apply) == (16, False)
+
+
+def test_a_name_defined_after_the_kernel_costs_it_its_whole_file(package):
+    _write(package)
+    # `late` is decorated (and stamped) before `helper` exists: the stamp takes the file.
+    assert _run(_load().late) == (6, True)
+    assert _run(_load().late) == (6, False)
+    (package / "cachepkg" / "kernels.py").write_text(
+        (package / "cachepkg" / "kernels.py").read_text().replace("x + 1", "x + 2"))
+    assert _run(_load().late) == (7, True)
 
 
 def test_the_locator_keeps_the_file_name_as_numba_does():
     # Numba hands ``locator._py_file`` to warnings.warn_explicit (a kernel it cannot
     # cache): it must be a str, not a Path (it raised TypeError instead of warning).
-    from minitorch.backends.kernel_cache import KernelSourceLocator
-    from minitorch.backends.cpu import elementwise
     py_func = elementwise.copy_contiguous.py_func
-    locator = KernelSourceLocator.from_function(py_func, py_func.__code__.co_filename)
+    locator = kernel_cache.KernelSourceLocator.from_function(py_func,
+                                                             py_func.__code__.co_filename)
     assert isinstance(locator._py_file, str)
     assert locator.get_source_stamp()[1]

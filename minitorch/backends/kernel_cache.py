@@ -1,149 +1,380 @@
-"""Numba's disk cache, told which files a kernel's code comes from.
+"""Numba's disk cache, told which code a kernel is built from.
 
 Every kernel is compiled with ``cache=True``: the first process writes the
 machine code to disk, and the next one loads it instead of compiling again.
 Before it loads a kernel, Numba checks that the code is not stale by
-comparing a *stamp* of the kernel's source file (a hash of its text) with
-the stamp saved beside the machine code.  It looks at that one file only.
+comparing a *stamp* of the kernel's source file (its modification time and
+size) with the stamp saved beside the machine code.  It looks at that one
+file only, and at all of it.
 
-But a minitorch kernel is built from more than its own file.  The arithmetic
-of ``a + b``, the random-number hash, the row sort and the optimizer rules
-are written once, in the device-neutral modules of ``minitorch/backends``
-(``scalar_ops.py``, ``rng.py``, ``rows.py`` ...), and compiled *into* the
-CPU and the CUDA kernels (see :mod:`minitorch.backends.shared_bodies`).  Edit
-``scalar_ops.py`` and, by Numba's rule, ``cpu/elementwise.py`` did not
-change: the next run would load kernels with the old arithmetic.
+Both are wrong for minitorch:
 
-This module fixes that once, for every kernel: a kernel's stamp becomes a
-hash of its file **and of every file of the package it imports, followed
-transitively** (``from .. import scalar_ops``, ``from .bodies import rng``,
-...).  Change any of them and the stamp differs, so Numba compiles the
-kernel again and overwrites the stale copy.  Nothing has to be kept in step
-by hand.
+* **Too little.**  A kernel is built from more than its own file.  The
+  arithmetic of ``a + b``, the random-number hash, the row sort and the
+  optimizer rules are written once, in the device-neutral modules of
+  ``minitorch/backends`` (``scalar_ops.py``, ``rng.py``, ``rows.py`` ...),
+  and compiled *into* the CPU and the CUDA kernels (see
+  :mod:`minitorch.backends.shared_bodies`).  Edit ``scalar_ops.py`` and, by
+  Numba's rule, ``cpu/elementwise.py`` did not change: the next run would
+  load kernels with the old arithmetic.
+* **Too much.**  Edit one function of ``cpu/elementwise.py`` (a student
+  doing task 2.2) and, by Numba's rule, every kernel of the file is stale,
+  and so is every kernel whose line number moved: dozens of kernels compile
+  again, for a change that only two or three of them contain.
+
+So this module gives each kernel a stamp of exactly the code it is built
+from.  Numba compiles a function by looking up the *global names* its byte
+code loads (``LOAD_GLOBAL``) in the function's module, then the attributes
+it reads from them (``scalar_ops.arith``), and by inlining or calling the
+compiled functions it finds there, recursively.  :func:`kernel_sources`
+follows the same path from a kernel's Python function and collects:
+
+* every *top-level function* it reaches (decorators included, so
+  ``@njit(fastmath=True)`` counts), in any file of the package;
+* for every file it reaches, the file's *outline*: everything that is not a
+  top-level function (imports, constants, ``_JIT = dict(...)``, the lines
+  that build a compiled body module).  Changing any of it restamps every
+  kernel that uses the file: the safe side;
+* the value of every constant it reads (Numba freezes globals into the
+  machine code), and the options of every compiled function it calls;
+* a whole file where following names is not enough: a plain Python
+  function called from compiled code (Numba compiles the ``@overload``
+  registered for it, which no name leads to), or a name not yet defined
+  when the kernel is decorated.
+
+Its stamp (:func:`kernel_digest`) is a SHA-256 of that code, read as syntax
+(``ast.dump``): a comment or a blank line is no change.  Edit a body in
+``scalar_ops.py`` and exactly the kernels that use it compile again (on the
+CPU and the GPU); edit task 2.2 and only the kernels built from task 2.2
+do.  Numba's own stamp (the file's modification time) is dropped, and so
+is the line number Numba puts in a cache file's name: moving a function
+down a file changes neither its text nor what it uses.
 
 How: Numba asks a list of *cache locators* (``numba.core.caching``), in
 order, where a function's cache lives and what its stamp is.
 :func:`install` puts :class:`KernelSourceLocator` first.  It answers only
 for kernels defined under one of :data:`ROOTS` (``minitorch/backends``);
 for them it asks Numba's own locators where the cache lives (so
-``NUMBA_CACHE_DIR`` works as usual) and adds the hash of the imported files
-to their stamp.  Every other library's kernels are left to Numba.
+``NUMBA_CACHE_DIR`` works as usual) and replaces the stamp.  Every other
+library's kernels are left to Numba.  Numba asks when the kernel is
+*decorated*, while its module is still being imported: the walk sees the
+globals defined so far, which is why a name not yet defined costs the
+kernel its whole file.
 """
 
 from __future__ import annotations
 
 import ast
-import os
+import builtins
+import dis
+import enum
 import hashlib
+import os
+import sys
+import types
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-#: The ``minitorch`` package directory: absolute imports ``minitorch.x.y`` resolve in it.
+import numpy as np
+
+#: The ``minitorch`` package directory: the code a stamp follows is the code under it.
 PACKAGE = Path(__file__).resolve().parent.parent
 
-#: Kernels defined in a file under one of these folders get the extended stamp.
+#: Kernels defined in a file under one of these folders get the per-kernel stamp.
 ROOTS: list[Path] = [PACKAGE / "backends"]
 
 
 # ---------------------------------------------------------------------------
-# Which files a kernel file's code comes from
+# A file: its top-level functions and its outline
 # ---------------------------------------------------------------------------
-def _module_file(folder: Path, dotted: str) -> Path | None:
-    """The file of module ``dotted`` (``"cpu.bodies"``) under ``folder``, if it exists."""
-    base = folder.joinpath(*dotted.split(".")) if dotted else folder
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
+@dataclass(frozen=True)
+class Outline:
+    """A source file cut into its top-level functions and everything else.
 
-
-def imported_files(path: Path) -> list[Path]:
-    """The files of the package that ``path`` imports directly (relative or ``minitorch.``).
-
-    ``from .. import scalar_ops`` names a module when ``scalar_ops.py``
-    exists, else an attribute of the package (``from .. import Operand``):
-    then the package's ``__init__.py`` is the file.  Imports of other
-    packages (``numba``, ``numpy``) are not followed: they are not ours to
-    hash, and Numba itself notices a new Numba.  A file is parsed once per
-    state (modification time and size).
+    Each part is kept as the dump of its syntax tree (``ast.dump``), not as
+    text: a comment, a blank line or a line moved is no change to the code.
     """
+
+    #: ``(first line, last line, name, syntax)`` of each top-level ``def``, decorators
+    #: included (lines 1-based, inclusive).
+    defs: tuple
+    #: The syntax of every top-level statement that is not a function.
+    outline: str
+    #: The whole file's syntax.
+    whole: str
+
+    def span_at(self, lineno: int) -> tuple | None:
+        """``(first, last)`` of the top-level function holding line ``lineno``, if any."""
+        for first, last, _, _ in self.defs:
+            if first <= lineno <= last:
+                return first, last
+        return None
+
+    def syntax(self, span: tuple) -> str:
+        """The syntax of the top-level function at ``span``."""
+        return next(tree for first, last, _, tree in self.defs if (first, last) == span)
+
+    def name(self, span: tuple) -> str:
+        return next(name for first, last, name, _ in self.defs if (first, last) == span)
+
+
+def outline(path: Path) -> Outline:
+    """The :class:`Outline` of ``path`` (parsed once per state of the file)."""
     stat = path.stat()
-    return list(_imported_files(str(path), stat.st_mtime_ns, stat.st_size))
+    return _outline(str(path), stat.st_mtime_ns, stat.st_size)
 
 
 @lru_cache(maxsize=None)
-def _imported_files(path_name: str, mtime_ns: int, size: int) -> tuple:
-    path = Path(path_name)
-    tree = ast.parse(path.read_text(encoding="utf-8"), path_name)
-    found: list[Path] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                folder = path.parent
-                for _ in range(node.level - 1):
-                    folder = folder.parent
-                module = node.module or ""
-            elif node.module and node.module.split(".")[0] == PACKAGE.name:
-                folder, module = PACKAGE, node.module.partition(".")[2]
-            else:
-                continue
-            package = _module_file(folder, module)
-            for alias in node.names:
-                named = _module_file(folder, f"{module}.{alias.name}" if module else alias.name)
-                found.extend(p for p in (named or package,) if p is not None)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                top, _, rest = alias.name.partition(".")
-                if top == PACKAGE.name:
-                    named = _module_file(PACKAGE, rest)
-                    if named is not None:
-                        found.append(named)
-    return tuple(found)
+def _outline(path_name: str, mtime_ns: int, size: int) -> Outline:
+    tree = ast.parse(Path(path_name).read_text(encoding="utf-8"), path_name)
+    defs, rest = [], []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            defs.append((first, node.end_lineno, node.name, ast.dump(node)))
+        else:
+            rest.append(ast.dump(node))
+    return Outline(tuple(defs), "\n".join(rest), ast.dump(tree))
 
 
-def _source_states(path: Path) -> list[tuple]:
-    """``(file name, modification time, size)`` of ``path`` and of every package file it
-    imports, directly or through others, sorted.  (One ``stat`` per file: this runs for
-    every kernel a module defines.)"""
-    seen: dict = {}
-    todo = [path]
+# ---------------------------------------------------------------------------
+# A kernel: the code it is built from
+# ---------------------------------------------------------------------------
+_GLOBAL_OPS = {dis.opmap[name] for name in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL",
+                                             "LOAD_NAME") if name in dis.opmap}
+_ATTR_OPS = {dis.opmap[name] for name in ("LOAD_ATTR", "LOAD_METHOD") if name in dis.opmap}
+# Since Python 3.11 LOAD_GLOBAL's argument is the name's index times two (plus a flag), and
+# since 3.12 LOAD_ATTR's is too.
+_SHIFTED = {dis.opmap["LOAD_GLOBAL"]} if sys.version_info >= (3, 11) else set()
+if sys.version_info >= (3, 12):
+    _SHIFTED.add(dis.opmap["LOAD_ATTR"])
+
+
+@lru_cache(maxsize=None)
+def _names(code: types.CodeType) -> tuple:
+    """``(global names, attribute names)`` that ``code`` and the code nested in it load.
+
+    Read straight from the byte code (two bytes an instruction; ``dis`` would
+    do the same, ten times slower, and this runs while the kernels are
+    decorated, at import)."""
+    globals_, attrs = set(), set()
+    todo = [code]
     while todo:
         current = todo.pop()
-        if current in seen:
-            continue
-        stat = current.stat()
-        seen[current] = (str(current), stat.st_mtime_ns, stat.st_size)
-        todo.extend(_imported_files(*seen[current]))
-    return sorted(seen.values())
+        raw, names, extended = current.co_code, current.co_names, 0
+        for i in range(0, len(raw), 2):
+            op, arg = raw[i], raw[i + 1] | extended
+            if op == dis.EXTENDED_ARG:
+                extended = arg << 8
+                continue
+            extended = 0
+            if op in _GLOBAL_OPS:
+                globals_.add(names[arg >> 1 if op in _SHIFTED else arg])
+            elif op in _ATTR_OPS:
+                attrs.add(names[arg >> 1 if op in _SHIFTED else arg])
+        todo.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return tuple(sorted(globals_)), tuple(sorted(attrs))
 
 
-def source_files(path: Path) -> list[Path]:
-    """``path`` and every package file it imports, directly or through others (sorted)."""
-    return [Path(name) for name, _, _ in _source_states(Path(path).resolve())]
+def _names_by_dis(code: types.CodeType) -> tuple:
+    """:func:`_names` by the standard library's ``dis`` (the tests compare the two)."""
+    globals_, attrs = set(), set()
+    todo = [code]
+    while todo:
+        current = todo.pop()
+        for ins in dis.get_instructions(current):
+            if ins.opcode in _GLOBAL_OPS:
+                globals_.add(ins.argval)
+            elif ins.opcode in _ATTR_OPS:
+                attrs.add(ins.argval)
+        todo.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return tuple(sorted(globals_)), tuple(sorted(attrs))
 
 
-_digests: dict[tuple, str] = {}
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
 
 
-def sources_digest(path: Path) -> str:
-    """A SHA-256 of the text of :func:`source_files` (``path`` and what it imports).
+def _constant(value: Any) -> str | None:
+    """A text for a value Numba would freeze into machine code, or None if not one."""
+    if isinstance(value, (enum.Enum, *_PLAIN, np.generic)):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        parts = [_constant(v) for v in value]
+        return None if None in parts else f"{type(value).__name__}({', '.join(parts)})"
+    if isinstance(value, np.ndarray):
+        data = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        return f"ndarray({value.dtype.str}, {value.shape}, {data})"
+    if isinstance(value, np.dtype):
+        return f"dtype({value.str})"
+    from numba.core import types as numba_types  # noqa: E402  (Numba's types, once Numba is loaded)
+    if isinstance(value, numba_types.Type):
+        return f"numba type {value}"
+    return None
 
-    Computed once per process for each kernel file and state of its sources
-    (the key holds every file's modification time and size, as Numba's own
-    stamp does), so the hundreds of kernels of one file share one hash.
+
+@lru_cache(maxsize=None)
+def _package_file(file_name: str) -> Path | None:
+    if file_name.startswith("<"):
+        return None
+    path = Path(file_name).resolve()
+    return path if path.is_relative_to(PACKAGE) and path.is_file() else None
+
+
+class _Walk:
+    """What one kernel is built from (see :func:`kernel_sources`)."""
+
+    def __init__(self) -> None:
+        self.spans: dict = {}        # file -> {(first, last)} of the top-level functions used
+        self.whole: set = set()      # files used as a whole
+        self.values: set = set()     # texts of the constants and options read
+        self._seen: set = set()
+        self._keep: list = []        # the objects seen (their ids stay theirs)
+
+    def _once(self, *key: Any) -> bool:
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+    @staticmethod
+    def _home(file_name: str | None) -> Path | None:
+        """The file ``file_name`` if it belongs to the package (its code is followed)."""
+        return _package_file(file_name) if file_name else None
+
+    def function(self, fn: types.FunctionType, compiled: bool) -> None:
+        """A Python function: its text, and what its names lead to.  ``compiled``: Numba
+        compiles it (its calls of plain functions go to overloads)."""
+        if not self._once("function", id(fn), compiled):
+            return
+        self._keep.append(fn)
+        code = fn.__code__
+        home = self._home(code.co_filename)
+        if home is not None:
+            span = outline(home).span_at(code.co_firstlineno)
+            if span is None:               # a lambda or class-level code: the whole file
+                self.whole.add(home)
+            else:
+                self.spans.setdefault(home, set()).add(span)
+        names, attrs = _names(code)
+        for name in names:
+            if name in fn.__globals__:
+                self.value(fn.__globals__[name], attrs, compiled, name)
+            elif not hasattr(builtins, name) and home is not None:
+                # Defined later in the file (Numba looks it up at the first call):
+                # only the whole file says what it will be.
+                self.whole.add(home)
+        for cell in fn.__closure__ or ():
+            try:
+                contents = cell.cell_contents
+            except ValueError:          # an empty cell
+                continue
+            self.value(contents, attrs, compiled, "<closure>")
+        for default in (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values()):
+            self.value(default, attrs, compiled, "<default>")
+
+    def value(self, obj: Any, attrs: tuple, compiled: bool, label: str) -> None:
+        """An object a function's names lead to."""
+        py_func = getattr(obj, "py_func", None)
+        if isinstance(py_func, types.FunctionType):          # a compiled function
+            options = getattr(obj, "targetoptions", None)
+            if options is not None:
+                self.values.add(f"{label} options {sorted((k, repr(v)) for k, v in options.items())}")
+            self.function(py_func, True)
+            return
+        if isinstance(obj, types.FunctionType):              # a plain function
+            self.function(obj, compiled)
+            home = self._home(obj.__code__.co_filename)
+            if compiled and home is not None:
+                self.whole.add(home)        # called from compiled code: through an overload
+            return
+        defn = getattr(obj, "_defn", None)                   # an @intrinsic
+        if isinstance(defn, types.FunctionType):
+            self.function(defn, False)
+            return
+        if isinstance(obj, types.ModuleType) or isinstance(obj, type):
+            if isinstance(obj, types.ModuleType):
+                home = self._home(vars(obj).get("__file__"))
+            else:
+                module = sys.modules.get(obj.__module__)
+                home = self._home(getattr(module, "__file__", None))
+            if home is None:                # numpy, math, numba.cuda ...: not ours to follow
+                self.values.add(f"{label} = {getattr(obj, '__name__', '?')}")
+                return
+            self.spans.setdefault(home, set())                # its outline
+            namespace = vars(obj)
+            for attr in attrs:
+                if attr in namespace and self._once("attr", id(obj), attr):
+                    self._keep.append(obj)
+                    self.value(namespace[attr], attrs, compiled, f"{label}.{attr}")
+            return
+        text = _constant(obj)
+        if text is not None:
+            self.values.add(f"{label} = {text}")
+            return
+        module_name = getattr(obj, "__module__", None) or type(obj).__module__
+        module = sys.modules.get(module_name or "")
+        home = self._home(getattr(module, "__file__", None))
+        if home is not None:                # an object of ours that is none of the above
+            self.whole.add(home)
+        else:
+            name = getattr(obj, "__qualname__", type(obj).__qualname__)
+            self.values.add(f"{label} = {module_name}.{name}")
+
+
+def _relative(path: Path) -> str:
+    return str(path.relative_to(PACKAGE.parent)) if path.is_relative_to(PACKAGE.parent) \
+        else str(path)
+
+
+def _walk(py_func: types.FunctionType) -> _Walk:
+    walk = _Walk()
+    walk.function(py_func, True)
+    return walk
+
+
+def kernel_sources(py_func: types.FunctionType) -> list:
+    """What the kernel ``py_func`` is built from, as a student would list it.
+
+    One line per piece, sorted: ``"minitorch/backends/scalar_ops.py: arith"``
+    (a top-level function), ``"minitorch/backends/cpu/vmath.py (whole file)"``,
+    ``"minitorch/backends/cpu/bodies.py (outline)"``.  The outline of every file
+    named is part of the stamp too.
     """
-    key = tuple(_source_states(Path(path).resolve()))
-    digest = _digests.get(key)
-    if digest is None:
-        hasher = hashlib.sha256()
-        for name, _, _ in key:
-            file = Path(name)
-            hasher.update(str(file.relative_to(PACKAGE.parent)
-                              if file.is_relative_to(PACKAGE.parent) else file).encode())
-            hasher.update(file.read_bytes())
-        digest = _digests[key] = hasher.hexdigest()
-    return digest
+    walk = _walk(py_func)
+    lines = []
+    for file in sorted(set(walk.spans) | walk.whole):
+        if file in walk.whole:
+            lines.append(f"{_relative(file)} (whole file)")
+            continue
+        lines.append(f"{_relative(file)} (outline)")
+        shape = outline(file)
+        lines.extend(f"{_relative(file)}: {shape.name(span)}" for span in sorted(walk.spans[file]))
+    return lines
+
+
+def kernel_digest(py_func: types.FunctionType) -> str:
+    """The stamp of the kernel ``py_func``: a SHA-256 of the code it is built from.
+
+    The text of every file named by :func:`kernel_sources` (its outline and
+    the functions used, or all of it), the constants it reads and the
+    options of the compiled functions it calls.  Line numbers play no part.
+    """
+    walk = _walk(py_func)
+    hasher = hashlib.sha256()
+    for file in sorted(set(walk.spans) | walk.whole):
+        shape = outline(file)
+        hasher.update(f"\0file {_relative(file)}\0".encode())
+        if file in walk.whole:
+            hasher.update(shape.whole.encode())
+            continue
+        hasher.update(shape.outline.encode())
+        for span in sorted(walk.spans[file], key=shape.syntax):
+            hasher.update(b"\0def\0" + shape.syntax(span).encode())
+    for text in sorted(walk.values):
+        hasher.update(b"\0value\0" + text.encode())
+    return hasher.hexdigest()
 
 
 # ---------------------------------------------------------------------------
@@ -162,13 +393,12 @@ def _by_content() -> str | None:
     """The folder of a cache shared by several copies of the repository, or None.
 
     With ``MINITORCH_KERNEL_CACHE_BY_CONTENT=DIR`` a kernel's cache lives in
-    ``DIR/<package folder>/<sources_digest>/`` and its stamp is that digest
-    alone: two checkouts whose kernel file and every file it imports are the
-    same text share the compiled kernel (a file's modification time, which
-    differs between copies, no longer matters), and two that differ never
-    meet.  The course's CI checks many copies of the repository (editions)
-    with it; every version of a file keeps its own folder, so it is not meant
-    for a working copy that keeps changing.
+    ``DIR/<package folder>/<kernel_digest[:20]>/``: two checkouts in which a
+    kernel is built from the same text share its machine code, wherever they
+    are on disk, and two in which it differs never meet (each version has its
+    own folder, so two processes never overwrite each other's files).  The
+    course's CI checks many copies of the repository (editions) with it; a
+    working copy that keeps changing would leave a folder per version.
     """
     return os.environ.get(BY_CONTENT_ENV) or None
 
@@ -182,20 +412,42 @@ def _checks_suffix() -> str:
     return suffix
 
 
+def _one_of_a_kind(py_func: types.FunctionType) -> bool:
+    """Is ``py_func`` the only function its file could file under its name?
+
+    A top-level function (or a twin named on purpose, see ``_derive``) is;
+    a nested function or a lambda is not (a factory makes many with one
+    name), nor a name two top-level functions of the file share.  Those keep
+    Numba's line number in their cache file's name.
+    """
+    qualname = py_func.__qualname__
+    if "<" in qualname:
+        return False
+    home = _Walk._home(py_func.__code__.co_filename)
+    if home is None:
+        return False
+    names = [name for _, _, name, _ in outline(home).defs]
+    return names.count(qualname) <= 1
+
+
 class KernelSourceLocator:
-    """Numba's own cache locator for a kernel, with the imported files in its stamp.
+    """Numba's own cache locator for a kernel, with the kernel's own stamp.
 
     Wraps the locator Numba would have picked (the folder from
     ``NUMBA_CACHE_DIR``, else ``__pycache__`` beside the file, else a
-    per-user folder): the same place on disk, the same file names, and the
-    stamp ``(Numba's stamp, sources_digest(file))``.
+    per-user folder): the same place on disk; the stamp
+    :func:`kernel_digest`; a file name without the line number (for a
+    function that is the only one of its name in its file).
     """
 
-    def __init__(self, inner: Any, py_file: str) -> None:
+    def __init__(self, inner: Any, py_func: types.FunctionType, py_file: str) -> None:
         self._inner = inner
         # A str, as in Numba's own locators: Numba passes it to warnings.warn_explicit
         # when a kernel cannot be cached, which refuses a Path.
         self._py_file = str(py_file)
+        self._named = _one_of_a_kind(py_func)
+        # Numba asks for the stamp and the cache path once, when the kernel is decorated.
+        self._digest = kernel_digest(py_func)
 
     @classmethod
     def from_function(cls, py_func: Any, py_file: str) -> KernelSourceLocator | None:
@@ -208,7 +460,7 @@ class KernelSourceLocator:
                 continue
             inner = fallback.from_function(py_func, py_file)
             if inner is not None:
-                return cls(inner, py_file)
+                return cls(inner, py_func, py_file)
         return None
 
     def ensure_cache_path(self) -> None:
@@ -225,20 +477,22 @@ class KernelSourceLocator:
         file = Path(self._py_file).resolve()
         rel = (file.parent.relative_to(PACKAGE.parent) if file.is_relative_to(PACKAGE.parent)
                else Path(file.parent.name))
-        return str(Path(shared) / rel / sources_digest(file)[:20])
+        return str(Path(shared) / rel / self._digest[:20])
 
     def get_disambiguator(self) -> str:
+        # Numba names a cache file after the function and its first line.  The line plays
+        # no part in what a kernel is (its stamp is the text): dropping it keeps a kernel's
+        # cache valid when an edit above it moves it down the file.
         # A kernel compiled with bounds checks (NUMBA_BOUNDSCHECK=1, as the course's test
         # runs set it) or the course's CUDA checks (MINITORCH_COURSE_CHECKS=1) is another
         # machine code than the same kernel without them, but Numba's cache index does not
         # tell the two apart: without a name of its own, a run with checks would load the
         # unchecked kernel from the cache (and a write past the end would pass unseen).
-        return self._inner.get_disambiguator() + _checks_suffix()
+        line = "any" if self._named else self._inner.get_disambiguator()
+        return line + _checks_suffix()
 
     def get_source_stamp(self) -> tuple:
-        if _by_content() is not None:
-            return ("content", sources_digest(Path(self._py_file)))
-        return (self._inner.get_source_stamp(), sources_digest(Path(self._py_file)))
+        return ("kernel", self._digest)
 
 
 def install(impl_class: Any = None) -> None:
