@@ -38,6 +38,12 @@ Numba's disk cache checks only a kernel's own file for changes; the files
 that a kernel file imports are added to its stamp by
 :mod:`minitorch.backends.kernel_cache`, so editing a body here recompiles
 the kernels of both devices.
+
+**Kernels derived from kernels.**  The same swap, one level up: a family's
+kernel is another family's *loop* compiled with a different scalar
+function (:func:`derive`): the zip loop with ``compare`` for each element is
+the ``compare`` kernel.  So a loop is written once (by the student, in the
+course) and every family runs it, on both devices.
 """
 
 from __future__ import annotations
@@ -73,3 +79,42 @@ def compile_module(module: types.ModuleType, compile: Callable[[Callable], Any],
     compiled = types.ModuleType(module.__name__, module.__doc__)
     compiled.__dict__.update(namespace)
     return compiled
+
+
+def derive(task_kernel: Any, name: str, compile: Callable[[Callable], Any],
+           **means: Any) -> Any:
+    """The kernel ``name``: ``task_kernel``'s own code, compiled by ``compile``, in which
+    ``scalar_ops.<key>`` means ``means[key]`` (another family's scalar function).
+
+    With ``compile = njit(cache=True)``, ``derive(arith_contiguous, "compare_contiguous",
+    compile, arith=scalar_ops.compare)`` is the zip kernel of the ``compare`` family:
+    the task's loop, with ``compare`` for each element.
+
+    ``task_kernel`` is a compiled kernel (its ``py_func`` is read) whose module
+    imports ``scalar_ops``: that module (the device's compiled one) is copied with
+    the names of ``means`` replaced, and the code is re-created over a copy of the
+    kernel's globals in which ``scalar_ops`` is the copy, as :func:`compile_module`
+    does for bodies.  ``compile`` is the device's kernel decorator
+    (``njit(cache=True, ...)``, the CUDA backend's ``kernel``).
+
+    The code object is the task kernel's, so the twin is whatever the student
+    wrote (a stub included): there is no second copy of the loop to read the
+    answer from, and a wrong loop is wrong in every family.  Numba caches the
+    twin on disk like any kernel: its cache file is named after ``name`` (its
+    ``__qualname__``), and its key holds a hash of the code, so a changed task
+    kernel is compiled again.
+    """
+    fn = task_kernel.py_func
+    base = fn.__globals__.get("scalar_ops")
+    if not isinstance(base, types.ModuleType):
+        raise TypeError(f"cannot derive {name!r} from {fn.__qualname__} "
+                        f"({fn.__code__.co_filename}): its module has no scalar_ops to swap")
+    ops = types.ModuleType(base.__name__, base.__doc__)
+    ops.__dict__.update(vars(base))
+    ops.__dict__.update(means)
+    twin = types.FunctionType(fn.__code__, dict(fn.__globals__, scalar_ops=ops), name,
+                              fn.__defaults__, fn.__closure__)
+    twin.__qualname__ = name
+    twin.__doc__ = (f"``{fn.__name__}`` with {', '.join(means)} replaced (see "
+                    ":func:`minitorch.backends.shared_bodies.derive`).")
+    return compile(twin)

@@ -52,15 +52,15 @@ takes the scalar function as an argument is never cached and would be
 compiled again in every process.  So each family gets its own kernel, but
 the loops are written once: the other families' kernels (``binary``,
 ``compare``, ``unary_fast`` ...) are *derived* from the map, zip and strided
-zip kernels by :func:`_derive`, which compiles the same code with another
-family's scalar function (and caches it under the derived kernel's name).
+zip kernels by :func:`_derive` (:func:`minitorch.backends.shared_bodies.derive`,
+which the CUDA backend uses too): the same code compiled with another family's
+scalar function, and cached under the derived kernel's name.
 """
-
-from types import FunctionType, ModuleType
 
 import numpy as np
 from numba import njit, prange
 
+from ..shared_bodies import derive
 from . import odometer
 from .bodies import scalar_ops
 
@@ -343,26 +343,10 @@ def threshold_backward(y, g, out):
 # The other families' kernels, derived from the ones above.
 # ---------------------------------------------------------------------------
 def _derive(task_kernel, name, **means):
-    """The kernel ``name``: ``task_kernel``'s own code, in which ``scalar_ops.<key>``
-    means ``means[key]`` (another family's scalar function).
-
-    ``_derive(arith_contiguous, "compare_contiguous", arith=scalar_ops.compare)`` is
-    the zip kernel of the ``compare`` family: the task's loop, with ``compare`` for
-    each element.  The code object is the task kernel's (so it is whatever the
-    student wrote, a stub included); only the globals it is compiled with differ.
-    Numba caches it on disk like any kernel: the cache file is named after
-    ``name``, and its key holds a hash of the code, so a changed task kernel is
-    compiled again.  (The CUDA backend derives its twins the same way.)
+    """:func:`~minitorch.backends.shared_bodies.derive` for the CPU: the twin is compiled
+    (and cached on disk) as the kernels above are, ``njit(cache=True, error_model="numpy")``.
     """
-    fn = task_kernel.py_func
-    ops = ModuleType(scalar_ops.__name__, scalar_ops.__doc__)
-    ops.__dict__.update(vars(scalar_ops))
-    ops.__dict__.update(means)
-    twin = FunctionType(fn.__code__, dict(fn.__globals__, scalar_ops=ops), name,
-                        fn.__defaults__, fn.__closure__)
-    twin.__qualname__ = name
-    twin.__doc__ = f"``{fn.__name__}`` with {', '.join(means)} replaced (see :func:`_derive`)."
-    return njit(**_JIT)(twin)
+    return derive(task_kernel, name, njit(**_JIT), **means)
 
 
 @njit(inline="always")

@@ -30,11 +30,11 @@ of dimensions, and the backend merges dimensions first (``coalesce``), so
 there are few.
 """
 
-from types import FunctionType, ModuleType
 from typing import Any
 
 from numba import cuda
 
+from ..shared_bodies import derive as derive_kernel
 from .bodies import index_maps, scalar_ops
 from .launch import device_function, kernel, seed_warning_registry
 
@@ -196,27 +196,21 @@ def _identity(op, x, p0, p1):
     return x
 
 
-def derive(task_kernel: Any, name: str, **means: Any) -> Any:
-    """The kernel ``name``: ``task_kernel``'s own code, in which ``scalar_ops.<key>`` means
-    ``means[key]`` (another family's scalar function).
-
-    ``derive(arith_contiguous, "binary_contiguous", arith=scalar_ops.binary)`` is the zip
-    kernel of the ``binary`` family: the task's loop, with ``binary`` for each element.
-    The code object is the task's (so it is whatever the student wrote, stub included);
-    only the globals it is compiled with differ, as in
-    :func:`minitorch.backends.shared_bodies.compile_module`.
-    """
-    fn = task_kernel.py_func
-    ops = ModuleType(scalar_ops.__name__, scalar_ops.__doc__)
-    ops.__dict__.update(vars(scalar_ops))
-    ops.__dict__.update(means)
-    namespace = dict(fn.__globals__, scalar_ops=ops)
-    seed_warning_registry(namespace)
-    twin = FunctionType(fn.__code__, namespace, name, fn.__defaults__, fn.__closure__)
-    twin.__qualname__ = name
-    twin.__doc__ = f"``{task_kernel.py_func.__name__}`` with {', '.join(means)} replaced " \
-                   "(see :func:`derive`)."
+def _twin_kernel(twin: Any) -> Any:
+    """Compile a derived kernel as every kernel here is
+    (:func:`~minitorch.backends.cuda.launch.kernel`), after giving its globals, a fresh
+    copy, their ``__warningregistry__``
+    (:func:`~minitorch.backends.cuda.launch.seed_warning_registry`)."""
+    seed_warning_registry(twin.__globals__)
     return kernel(twin)
+
+
+def derive(task_kernel: Any, name: str, **means: Any) -> Any:
+    """:func:`minitorch.backends.shared_bodies.derive` for the GPU, as the CPU derives its
+    twins: ``derive(arith_contiguous, "binary_contiguous", arith=scalar_ops.binary)`` is
+    the zip kernel of the ``binary`` family, the task's loop with ``binary`` for each
+    element."""
+    return derive_kernel(task_kernel, name, _twin_kernel, **means)
 
 
 unary_fast_contiguous = derive(unary_contiguous, "unary_fast_contiguous",
