@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 __all__ = [
     "Shape", "Strides", "numel", "contiguous_strides", "is_contiguous", "normalize_dim",
     "normalize_dims", "broadcast_shapes", "expand_strides", "view_strides", "infer_size",
-    "coalesce", "index_to_position", "position_to_index", "storage_span", "check_shape",
+    "coalesce", "index_to_position", "to_index", "position_to_index", "storage_span", "check_shape",
     "is_non_overlapping_and_dense", "memory_order", "strides_in_order", "preserved_strides",
     "elementwise_strides", "channels_last_strides", "loop_plan",
 ]
@@ -511,7 +511,8 @@ def index_to_position(index: Sequence[int], strides: Sequence[int], offset: int 
     """The storage position that a multi-index reads in a strided tensor.
 
     Args:
-        index: one coordinate per dim (each ``0 <= index[d] < shape[d]``).
+        index: one coordinate per dim (each ``0 <= index[d] < shape[d]``): a
+        tuple, a list or a 1-D int array, as long as ``strides``.
 
         strides: the tensor's strides, in elements (any sign, 0 included).
 
@@ -521,35 +522,65 @@ def index_to_position(index: Sequence[int], strides: Sequence[int], offset: int 
         The position in storage of element ``index``.  Example: in a (2, 3)
         matrix with strides (3, 1) and offset 0, element (1, 2) is at 5; in its
         transpose (strides (1, 3)) element (2, 1) is at 5 too.
+
+    The kernels run this very function: every strided kernel, on the CPU and
+    on the GPU, finds its operands' positions with it (through
+    :func:`minitorch.backends.index_maps.position`).  So it must be code that
+    Numba compiles: a loop over the dims that indexes ``index`` and
+    ``strides`` with integer arithmetic (no generators, no ``sum`` of a
+    comprehension, no new tuples or lists).
     """
     # Task 1.1: the storage position of index in a tensor with these strides and offset.
     ### BEGIN SOLUTION
-    return offset + sum(i * s for i, s in zip(index, strides))
+    pos = offset
+    for d in range(len(strides)):
+        pos += index[d] * strides[d]
+    return pos
     ### END SOLUTION
 
 
-def position_to_index(ordinal: int, shape: Sequence[int]) -> tuple:
-    """The multi-index of the ``ordinal``-th element in row-major order.
+def to_index(ordinal: int, shape: Sequence[int], out_index) -> None:
+    """Write the multi-index of the ``ordinal``-th element (row-major order) into ``out_index``.
 
     Args:
         ordinal: which element, counting from 0 in row-major order (the last
         index moving fastest); ``0 <= ordinal < numel(shape)``.
 
-        shape: the tensor's shape (sizes >= 1).
+        shape: the tensor's shape (sizes >= 1): a tuple, a list or a 1-D int array.
+
+        out_index: where the coordinates go: a list or a 1-D int array with
+        ``len(shape)`` entries, overwritten.
 
     Returns:
-        A tuple of ints, one per dim: what ``np.unravel_index(ordinal, shape)``
-        gives.  Example: the element number 5 of a (2, 3) tensor is ``(1, 2)``.
+        Nothing: ``out_index[d]`` is the coordinate along dim ``d``, what
+        ``np.unravel_index(ordinal, shape)[d]`` gives.  Example: the element
+        number 5 of a (2, 3) tensor is ``(1, 2)``: ``out_index`` becomes ``[1, 2]``.
+
+    The kernels run this very function: a strided kernel turns an element
+    number into a multi-index with it (the CPU once per chunk of work, in
+    ``cpu/odometer.py``; a GPU thread for every element it computes).  So it
+    must be code that Numba compiles: a loop over the dims with integer
+    arithmetic that stores into ``out_index`` (no new tuples or lists).
     """
-    # Task 1.2: the multi-index of the ordinal-th element in row-major order.
+    # Task 1.2: the multi-index of the ordinal-th element in row-major order, written into
+    # out_index.
     ### BEGIN SOLUTION
-    index = [0] * len(shape)
     for d in range(len(shape) - 1, -1, -1):
         size = shape[d]
-        index[d] = ordinal % size
+        out_index[d] = ordinal % size
         ordinal //= size
-    return tuple(index)
     ### END SOLUTION
+
+
+def position_to_index(ordinal: int, shape: Sequence[int]) -> tuple:
+    """The multi-index of the ``ordinal``-th element in row-major order, as a tuple.
+
+    :func:`to_index` (course task 1.2) into a fresh list.  Example: the element
+    number 5 of a (2, 3) tensor is ``(1, 2)``.
+    """
+    index = [0] * len(shape)
+    to_index(ordinal, shape, index)
+    return tuple(int(i) for i in index)
 
 
 def storage_span(shape: Sequence[int], strides: Sequence[int], offset: int) -> tuple:

@@ -13,58 +13,74 @@ written once here, as plain Python, and compiled by each device (see
 from __future__ import annotations
 
 import math
+import types
+
+import numpy as np
+
+from .. import layout
+
+#: The most dims a multi-index has here (PyTorch's CUDA kernels allow 25): the size of
+#: the scratch index.  The CUDA backend refuses more (``cuda/backend.py``); on the CPU the
+#: bodies below check it.
+MAX_DIMS = 32
+
+#: Where a body gets its scratch multi-index: ``device.local.array(MAX_DIMS, np.int64)``,
+#: spelled as in ``numba.cuda``.  Here and on the CPU it is NumPy's ``empty``; the GPU's
+#: bodies get the ``numba.cuda`` module itself (see cuda/bodies.py): an array of the
+#: thread's own, which the compiler keeps in registers.
+device = types.ModuleType("device", "the device's scratch arrays (numba.cuda on the GPU)")
+device.local = types.ModuleType("local", "scratch arrays of a kernel body")
+device.local.array = np.empty
 
 
 # ---------------------------------------------------------------------------
-# Flat element number -> memory positions
+# Flat element number -> memory positions.  Written with the course's layout
+# functions, the students' own: layout.to_index (task 1.2) finds the
+# multi-index of element i, layout.index_to_position (task 1.1) the position
+# it reads in each operand.  So the engine's strided kernels run the
+# student's index arithmetic, and this module shows none of it.
 # ---------------------------------------------------------------------------
+def _check_dims(ndim):
+    """Refuse a shape whose multi-index does not fit the scratch index."""
+    if ndim > MAX_DIMS:
+        raise ValueError("index_maps: more than MAX_DIMS (32) dims in one kernel")
+
+
 def position(i, shape, strides, pos):
     """Memory position of element ``i`` (row-major over ``shape``): ``pos + sum(idx * strides)``.
 
-    The multi-index comes out last dim first: ``i % shape[-1]`` is the last
-    coordinate, ``i // shape[-1]`` what is left for the others.
+    ``idx`` is the multi-index of element ``i``: :func:`minitorch.layout.to_index`.
     """
-    for d in range(len(shape) - 1, -1, -1):
-        n = shape[d]
-        pos += (i % n) * strides[d]
-        i //= n
-    return pos
+    _check_dims(len(shape))
+    idx = device.local.array(MAX_DIMS, np.int64)[:len(shape)]
+    layout.to_index(i, shape, idx)
+    return layout.index_to_position(idx, strides, pos)
 
 
 def positions2(i, shape, a_st, a0, b_st, b0):
-    """:func:`position` of element ``i`` in two operands at once (one division per dim)."""
-    for d in range(len(shape) - 1, -1, -1):
-        n = shape[d]
-        k = i % n
-        i //= n
-        a0 += k * a_st[d]
-        b0 += k * b_st[d]
-    return a0, b0
+    """:func:`position` of element ``i`` in two operands at once (one multi-index)."""
+    _check_dims(len(shape))
+    idx = device.local.array(MAX_DIMS, np.int64)[:len(shape)]
+    layout.to_index(i, shape, idx)
+    return layout.index_to_position(idx, a_st, a0), layout.index_to_position(idx, b_st, b0)
 
 
 def positions3(i, shape, a_st, a0, b_st, b0, c_st, c0):
     """:func:`position` of element ``i`` in three operands at once."""
-    for d in range(len(shape) - 1, -1, -1):
-        n = shape[d]
-        k = i % n
-        i //= n
-        a0 += k * a_st[d]
-        b0 += k * b_st[d]
-        c0 += k * c_st[d]
-    return a0, b0, c0
+    _check_dims(len(shape))
+    idx = device.local.array(MAX_DIMS, np.int64)[:len(shape)]
+    layout.to_index(i, shape, idx)
+    return (layout.index_to_position(idx, a_st, a0), layout.index_to_position(idx, b_st, b0),
+            layout.index_to_position(idx, c_st, c0))
 
 
 def positions4(i, shape, a_st, a0, b_st, b0, c_st, c0, d_st, d0):
     """:func:`position` of element ``i`` in four operands at once."""
-    for d in range(len(shape) - 1, -1, -1):
-        n = shape[d]
-        k = i % n
-        i //= n
-        a0 += k * a_st[d]
-        b0 += k * b_st[d]
-        c0 += k * c_st[d]
-        d0 += k * d_st[d]
-    return a0, b0, c0, d0
+    _check_dims(len(shape))
+    idx = device.local.array(MAX_DIMS, np.int64)[:len(shape)]
+    layout.to_index(i, shape, idx)
+    return (layout.index_to_position(idx, a_st, a0), layout.index_to_position(idx, b_st, b0),
+            layout.index_to_position(idx, c_st, c0), layout.index_to_position(idx, d_st, d0))
 
 
 # ---------------------------------------------------------------------------
@@ -139,15 +155,15 @@ def line_positions(line, shape, t0, t_st, i0, i_st, s0, s_st):
     A scatter's iteration shape ends with the indexed dim; a *line* is one
     position in all the other dims (row-major over ``shape[:-1]``), and its
     entries run along the indexed dim.  Two different lines never reach the
-    same target element.
+    same target element.  The line's multi-index over ``shape[:-1]`` is
+    :func:`minitorch.layout.to_index` of ``line``.
     """
-    for d in range(len(shape) - 2, -1, -1):
-        c = line % shape[d]
-        line //= shape[d]
-        t0 += c * t_st[d]
-        i0 += c * i_st[d]
-        s0 += c * s_st[d]
-    return t0, i0, s0
+    _check_dims(len(shape))
+    idx = device.local.array(MAX_DIMS, np.int64)[:len(shape) - 1]
+    layout.to_index(line, shape[:-1], idx)
+    return (layout.index_to_position(idx, t_st[:-1], t0),
+            layout.index_to_position(idx, i_st[:-1], i0),
+            layout.index_to_position(idx, s_st[:-1], s0))
 
 
 # ---------------------------------------------------------------------------
@@ -181,14 +197,11 @@ def spread(tgt, mask, start, stop, source, r):
 
 
 def write_coords(mask, shape, start, stop, out, r):
-    """Rows ``r, r + 1, ...`` of ``out`` = the multi-indices of the true ``mask[start:stop]``."""
-    ndim = len(shape)
+    """Rows ``r, r + 1, ...`` of ``out`` = the multi-indices of the true ``mask[start:stop]``
+    (each one :func:`minitorch.layout.to_index`)."""
     for i in range(start, stop):
         if mask[i]:
-            rem = i
-            for d in range(ndim - 1, -1, -1):
-                out[r, d] = rem % shape[d]
-                rem //= shape[d]
+            layout.to_index(i, shape, out[r])
             r += 1
 
 

@@ -3,6 +3,11 @@
 Each test calls its task's function directly (``minitorch/layout.py``), with
 NumPy as the oracle, so that it fails with that task's message in a student
 edition.  ``minitorch course test 1.3`` runs the tests of one task.
+
+Tasks 1.1 and 1.2 are also run by every strided kernel of the engine,
+compiled by Numba (``index_maps.position``, ``cpu/odometer.py``): their tests
+compile them as the kernels do, on the CPU's int64 arrays (about 1 s each,
+once per process).
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from numba import njit
+from numba.core.errors import NumbaError
 
 from minitorch import layout
 
@@ -76,6 +83,54 @@ def test_index_to_position_of_any_view_matches_numpy(views, data):
     index = tuple(data.draw(st.integers(0, s - 1)) for s in shape)
     assert layout.index_to_position(index, strides, offset) == view[index]
     assert layout.index_to_position(list(index), list(strides), offset) == view[index]
+
+
+def _compiled(fn):
+    """``fn`` compiled by Numba as the kernels compile it; a function Numba cannot compile
+    fails the test in one line (the kernels could not run it either)."""
+    compiled = njit(fn)
+
+    def run(*args):
+        try:
+            return compiled(*args)
+        except NumbaError as e:
+            first = str(e).strip().splitlines()[0]
+            pytest.fail(f"layout.{fn.__name__} must compile with Numba (every strided kernel "
+                        f"runs it): write it as a loop over the dims that indexes its arguments"
+                        f" ({type(e).__name__}: {first})", pytrace=False)
+    return run
+
+
+@pytest.mark.task("1.1")
+def test_index_to_position_compiles_for_the_kernels():
+    # The CPU passes strides as int64 arrays; a GPU thread as tuples.
+    i64 = np.int64
+    run = _compiled(layout.index_to_position)
+    assert run(np.array([1, 2], i64), np.array([3, 1], i64), 0) == 5
+    assert run(np.array([2, 1, 0], i64), np.array([-1, 3, 0], i64), 9) == 10
+    assert run((1, 2), (1, 2), 4) == 9
+
+
+@pytest.mark.task("1.2")
+def test_to_index_writes_the_index():
+    out = [9, 9]
+    assert layout.to_index(5, (2, 3), out) is None
+    assert out == [1, 2]
+    out = np.full(3, -1, np.int64)
+    layout.to_index(23, np.array([2, 3, 4]), out)
+    assert out.tolist() == [1, 2, 3]
+
+
+@pytest.mark.task("1.2")
+def test_to_index_compiles_for_the_kernels():
+    i64 = np.int64
+    run = _compiled(layout.to_index)
+    out = np.full(3, -1, i64)
+    run(17, np.array([2, 3, 4], i64), out)
+    assert out.tolist() == [1, 1, 1]
+    out = np.full(2, -1, i64)
+    run(7, (3, 4), out)
+    assert out.tolist() == [1, 3]
 
 
 @pytest.mark.task("1.2")

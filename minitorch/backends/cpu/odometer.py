@@ -15,21 +15,22 @@ are far apart, so there is no "next element" to move to.)
 
 from numba import njit
 
+from .bodies import layout
+
 _JIT = dict(cache=True, error_model="numpy")
 
 
 @njit(inline="always", **_JIT)
 def start(first, shape, idx, a_pos, a_st, b_pos, b_st, c_pos, c_st):
-    """Set ``idx`` to the multi-index of flat element ``first``; return the three positions."""
-    rem = first
-    for d in range(shape.shape[0] - 1, -1, -1):
-        i = rem % shape[d]
-        rem //= shape[d]
-        idx[d] = i
-        a_pos += i * a_st[d]
-        b_pos += i * b_st[d]
-        c_pos += i * c_st[d]
-    return a_pos, b_pos, c_pos
+    """Set ``idx`` to the multi-index of flat element ``first``; return the three positions.
+
+    Written with the course's layout functions (tasks 1.2 and 1.1, the
+    students' own): ``layout.to_index`` finds the multi-index,
+    ``layout.index_to_position`` each operand's position.
+    """
+    layout.to_index(first, shape, idx)
+    return (layout.index_to_position(idx, a_st, a_pos), layout.index_to_position(idx, b_st, b_pos),
+            layout.index_to_position(idx, c_st, c_pos))
 
 
 @njit(inline="always", **_JIT)

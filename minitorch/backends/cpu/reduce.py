@@ -88,7 +88,7 @@ from numba import njit, prange, types
 from numba.extending import intrinsic
 
 from ..reduce_ops import ALL, ANY, ARGMAX, ARGMIN, MAX, MIN, NANSUM, PROD, SUM
-from .bodies import reduce_ops, rows
+from .bodies import index_maps, layout, reduce_ops, rows
 
 _SPLIT_GRAIN = 32768   # reduced elements per parallel segment when splitting
 _TASK_GRAIN = 16384    # elements per parallel chunk of tasks in the strided drivers
@@ -265,18 +265,15 @@ def _total(shape):
 
 @njit(inline="always", cache=True)
 def _first(o, r0, x_pos, keep_shape, keep_st, red_shape, red_st, idx):
-    """Position of reduced element ``r0`` of output ``o``; sets the odometer ``idx`` to it."""
-    pos = x_pos
-    rem = o
-    for d in range(keep_shape.shape[0] - 1, -1, -1):
-        pos += (rem % keep_shape[d]) * keep_st[d]
-        rem //= keep_shape[d]
-    rem = r0
-    for d in range(red_shape.shape[0] - 1, -1, -1):
-        idx[d] = rem % red_shape[d]
-        rem //= red_shape[d]
-        pos += idx[d] * red_st[d]
-    return pos
+    """Position of reduced element ``r0`` of output ``o``; sets the odometer ``idx`` to it.
+
+    The course's layout functions (tasks 1.2 and 1.1) do the index arithmetic:
+    ``index_maps.position`` finds output ``o``'s first element, ``layout.to_index``
+    the multi-index of ``r0`` among the reduced dims.
+    """
+    pos = index_maps.position(o, keep_shape, keep_st, x_pos)
+    layout.to_index(r0, red_shape, idx)
+    return layout.index_to_position(idx, red_st, pos)
 
 
 @njit(inline="always", cache=True)

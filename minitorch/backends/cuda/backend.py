@@ -169,7 +169,16 @@ def _seed_warning_registries() -> None:
 
 
 def _tuple(t) -> tuple:
-    return tuple(int(v) for v in t)
+    """A shape or strides as a kernel argument: a tuple of Python ints (passed by value).
+
+    A GPU thread keeps its multi-index in a local array of ``index_maps.MAX_DIMS``
+    entries, so more dims (left after merging) are refused here, not overrun there.
+    """
+    out = tuple(int(v) for v in t)
+    if len(out) > index_maps.MAX_DIMS:
+        raise RuntimeError(f"the CUDA kernels handle at most {index_maps.MAX_DIMS} dims after "
+                           f"merging, but got {len(out)}: {out}")
+    return out
 
 
 def _scalar(value, dtype: np.dtype):
