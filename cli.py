@@ -1,6 +1,13 @@
-"""Run the minitorch command group from a checkout: ``python cli.py info``."""
+"""Run the minitorch command group from a checkout: ``python cli.py info``.
 
-from minitorch.cli import main
+The same entry point as the installed ``minitorch`` command
+(``minitorch_launcher.py``): the course commands run even when the engine
+does not import.
+"""
+
+import sys
+
+from minitorch_launcher import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

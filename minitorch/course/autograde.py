@@ -12,6 +12,10 @@ of the engine) as a package of their own, from this folder, and runs
 Then a student file that does not compile is named in one line at the top
 of the output, costs the tests that import it, and the results.json is
 written all the same (with those tasks at 0).
+
+The ``minitorch`` command does the same for every ``minitorch course``
+command when the engine does not import (``minitorch_launcher.py``, beside
+the package, loads this file by path and runs :func:`course_group`).
 """
 
 from __future__ import annotations
@@ -37,11 +41,22 @@ def load_course_tools():
     return module
 
 
-def main(argv: list | None = None) -> None:
+def course_group():
+    """The ``minitorch course`` click group, from the course tools loaded by
+    :func:`load_course_tools` (so without the engine).
+
+    The ``minitorch`` command runs it this way when the engine does not import
+    (``minitorch_launcher.py``, beside the package, loads this file by path).
+    """
     load_course_tools()
-    from _minitorch_course.commands import course   # noqa: E402  (the package loaded above)
-    course.main(["grade", *(sys.argv[1:] if argv is None else argv)],
-                prog_name="autograde.py")
+    # Imported here, not at the top: the package exists only once loaded above.
+    from _minitorch_course.commands import course
+    return course
+
+
+def main(argv: list | None = None) -> None:
+    course_group().main(["grade", *(sys.argv[1:] if argv is None else argv)],
+                        prog_name="autograde.py")
 
 
 if __name__ == "__main__":
