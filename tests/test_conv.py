@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import minitorch as torch
-from device_checks import check, host, on
+from device_checks import check, cuda_usable, host, on
 from minitorch.nn import functional as F
 
 pytestmark = pytest.mark.nn
@@ -121,3 +121,37 @@ def test_conv_errors():
         F.conv2d(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 3, 3))
     with pytest.raises(RuntimeError, match="Expected 3D"):
         F.conv2d(torch.zeros(5, 5), torch.zeros(1, 1, 3, 3))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("geometry", [(2, 2, 5, 4, 3, 2, 2, 1, 1, 0, 1, 2),
+                                      (2, 3, 3, 5, 3, 3, 1, 2, 2, 1, 2, 1)])
+def test_gpu_columns_are_the_cpu_columns_bit_for_bit(geometry):
+    # The GPU's im2col/col2im run the course's CPU im2col (task 4.2) once, on an image of
+    # pixel numbers, and gather by that map; col2im adds in the CPU's order.  (~3 s.)
+    if not cuda_usable():
+        pytest.skip("no CUDA device and no CUDA simulator (set NUMBA_ENABLE_CUDASIM=1)")
+    # Imported here: only a run with a GPU (or the simulator) loads the CUDA backend.
+    from numba import cuda
+    from minitorch.backends.cpu import backend as cpu
+    from minitorch.backends.cuda import backend as gpu
+    n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw = geometry
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    g = (kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    for name, shape in (("im2col", (n, c * kh * kw, oh * ow)),
+                        ("im2col_batch", (c * kh * kw, n * oh * ow))):
+        want = np.empty(shape, np.float32)
+        getattr(cpu, name)(x, g, want)
+        got = cuda.device_array(shape, np.float32)
+        getattr(gpu, name)(cuda.to_device(x), g, got)
+        np.testing.assert_array_equal(got.copy_to_host(), want)
+        cols = rng.standard_normal(shape).astype(np.float32)
+        back = name.replace("im2col", "col2im")
+        want = np.empty(x.shape, np.float32)
+        getattr(cpu, back)(cols, g, want)
+        got = cuda.device_array(x.shape, np.float32)
+        getattr(gpu, back)(cuda.to_device(cols), g, got)
+        np.testing.assert_array_equal(got.copy_to_host(), want)

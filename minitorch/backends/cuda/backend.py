@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import functools
 import sys
 import warnings
 
@@ -32,6 +33,7 @@ from ..operand import Operand
 from ..planning import (as_bits, flat_contiguous, index_strides, one_run, plan, plan_reduce,
                         select_as_gather, select_rows, through_float32, value_buckets,
                         without)
+from ..cpu import conv as cpu_conv   # the course's im2col (task 4.2): the GPU's tap maps
 from . import conv, elementwise, index, optim, random, runtime, sort
 from . import fused  # kernels generated for minitorch.compile's fused elementwise programs
 # (These three share their names with functions below.)
@@ -668,27 +670,73 @@ def unique_sorted(values, order) -> tuple:
 # ---------------------------------------------------------------------------
 # convolution and pooling (kernels in conv.py; arrays are contiguous 4-D)
 # ---------------------------------------------------------------------------
+@functools.lru_cache(maxsize=32)
+def _tap_map(device: int, c: int, h: int, w: int, geometry: tuple) -> tuple:
+    """The tap map of one sample's im2col columns, on the GPU, and its inverse.
+
+    The course's im2col (``cpu/conv.py::im2col_batch``, task 4.2: the
+    student's code) is run on the CPU over an image of shape (1, c, h, w)
+    whose pixels hold their own numbers, 1 to c*h*w.  It copies pixels (or
+    writes 0 in the padding), so entry ``k`` of its columns, minus 1, is the
+    pixel that entry reads, or -1: that is ``taps`` (flat, C*kh*kw*L).  The
+    inverse, for col2im: ``order`` lists the entries that read a pixel, pixel
+    after pixel, each pixel's in increasing order (the CPU's order of
+    addition), and ``starts[p]:starts[p + 1]`` is pixel ``p``'s part of it.
+    Computed once per geometry and device (a few milliseconds on the CPU);
+    the buffers are the cache's, outside the tensors' memory count.
+    """
+    image = np.arange(1, c * h * w + 1, dtype=_I64).reshape(1, c, h, w)
+    kh, kw = geometry[0], geometry[1]
+    L = geometry[8] * geometry[9]
+    cols = np.empty((c * kh * kw, L), _I64)
+    cpu_conv.im2col_batch(image, *geometry, cols, 0, cols.shape[0])
+    taps = cols.reshape(-1) - 1
+    inside = np.flatnonzero(taps >= 0)
+    order = inside[np.argsort(taps[inside], kind="stable")]
+    starts = np.zeros(c * h * w + 1, _I64)
+    np.cumsum(np.bincount(taps[inside], minlength=c * h * w), out=starts[1:])
+    return cuda.to_device(taps), cuda.to_device(starts), cuda.to_device(order)
+
+
+def _taps(x_shape: tuple, geometry: tuple) -> tuple:
+    n, c, h, w = x_shape
+    return _tap_map(runtime.current_index(), int(c), int(h), int(w),
+                    tuple(int(g) for g in geometry))
+
+
 def im2col(x, geometry: tuple, cols) -> None:
     """Receptive fields of ``x`` (N, C, H, W) as columns of ``cols`` (N, C*kh*kw, L)."""
     if cols.size:
-        _launch(conv.im2col, cols.size, x, *geometry, cols)
+        n = x.shape[0]
+        taps, _, _ = _taps(x.shape, geometry)
+        _launch(conv.gather_columns, cols.size, x.reshape(n, x.size // n), taps,
+                cols.reshape(n, cols.size // n))
 
 
 def col2im(cols, geometry: tuple, x) -> None:
     """Sum the columns back into the image ``x`` (the backward of im2col)."""
     if x.size:
-        _launch(conv.col2im, x.size, cols, *geometry, x, _scalar(0, x.dtype))
+        n = x.shape[0]
+        _, starts, order = _taps(x.shape, geometry)
+        _launch(conv.sum_columns, x.size, cols.reshape(n, cols.size // n), starts, order,
+                x.reshape(n, x.size // n), _scalar(0, x.dtype))
 
 
 def im2col_batch(x, geometry: tuple, cols) -> None:
     """Like im2col, but columns of all samples side by side: cols (C*kh*kw, N*L)."""
     if cols.size:
-        _launch(conv.im2col_batch, cols.size, x, *geometry, cols)
+        n = x.shape[0]
+        taps, _, _ = _taps(x.shape, geometry)
+        _launch(conv.gather_columns_batch, cols.size, x.reshape(n, x.size // n), taps,
+                np.int64(geometry[8] * geometry[9]), cols)
 
 
 def col2im_batch(cols, geometry: tuple, x) -> None:
     if x.size:
-        _launch(conv.col2im_batch, x.size, cols, *geometry, x, _scalar(0, x.dtype))
+        n = x.shape[0]
+        _, starts, order = _taps(x.shape, geometry)
+        _launch(conv.sum_columns_batch, x.size, cols, np.int64(geometry[8] * geometry[9]),
+                starts, order, x.reshape(n, x.size // n), _scalar(0, x.dtype))
 
 
 def max_pool2d(x, geometry: tuple, out, idx) -> None:
@@ -697,12 +745,18 @@ def max_pool2d(x, geometry: tuple, out, idx) -> None:
 
 
 def max_pool2d_backward(grad, idx, out, geometry: tuple | None = None) -> None:
-    # (``geometry`` lets the CPU pick a faster kernel; one scatter kernel serves every case here.)
+    """Each output gradient added into its window's winner: the general scatter-add over
+    each (H*W) plane of ``out``, zeroed first (``geometry`` lets the CPU pick a faster
+    kernel; the scatter serves every case here)."""
     if out.size:
         _launch(elementwise.fill_contiguous, out.size, out.reshape(out.size), 0, out.size,
                 _scalar(0, out.dtype))
     if grad.size:
-        _launch(conv.max_pool2d_backward, grad.size, grad, idx, out)
+        planes = grad.shape[0] * grad.shape[1]
+        hw, ohw = out.size // planes, grad.size // planes
+        scatter("add", Operand(out.reshape(out.size), (planes, hw), (hw, 1), 0), 1,
+                Operand(idx.reshape(idx.size), (planes, ohw), (ohw, 1), 0),
+                Operand(grad.reshape(grad.size), (planes, ohw), (ohw, 1), 0))
 
 
 # ---------------------------------------------------------------------------
