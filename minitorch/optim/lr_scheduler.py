@@ -55,6 +55,30 @@ class LRScheduler:
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
+    def _replayed(self) -> list:
+        """The rates of epoch ``last_epoch`` when every epoch from 0 ran ``get_lr`` in turn.
+
+        ``step(epoch)`` jumps to an epoch; a scheduler whose rule builds on the
+        previous epoch's rate (StepLR's, course task 5.1) gets there by replaying
+        that rule from ``base_lrs``.  The groups' rates are put back afterwards:
+        ``step`` sets them from what this returns.
+        """
+        groups = self.optimizer.param_groups
+        target = self.last_epoch
+        saved = [group["lr"] for group in groups]
+        for group, base in zip(groups, self.base_lrs):
+            group["lr"] = base
+        try:
+            for epoch in range(target + 1):
+                self.last_epoch = epoch
+                for group, lr in zip(groups, self.get_lr()):
+                    group["lr"] = lr
+            return [group["lr"] for group in groups]
+        finally:
+            self.last_epoch = target
+            for group, lr in zip(groups, saved):
+                group["lr"] = lr
+
     def state_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"
                 and not callable(v)}
@@ -98,8 +122,8 @@ class StepLR(LRScheduler):
         ### END SOLUTION
 
     def _closed_form(self) -> list:
-        return [base * self.gamma ** (self.last_epoch // self.step_size)
-                for base in self.base_lrs]
+        # ``step(epoch)``: the rule above (task 5.1) replayed from epoch 0.
+        return self._replayed()
 
 
 class MultiStepLR(LRScheduler):
@@ -130,9 +154,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     get_lr = StepLR.get_lr      # course task 5.1's rule
-
-    def _closed_form(self) -> list:
-        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+    _closed_form = StepLR._closed_form
 
 
 class CosineAnnealingLR(LRScheduler):

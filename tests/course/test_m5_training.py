@@ -121,6 +121,18 @@ def test_step_lr_follows_the_closed_form_for_every_group(step_size, gamma, epoch
 
 
 @pytest.mark.task("5.1")
+def test_step_lr_jumps_to_an_epoch_by_its_own_rule():
+    # step(epoch) (PyTorch's older form) replays get_lr from the base rate to that epoch.
+    p = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=1.0)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.1)
+    for epoch, want in ((5, 0.1), (7, 0.01), (2, 1.0), (9, 0.001), (0, 1.0)):
+        sched.step(epoch)
+        assert opt.param_groups[0]["lr"] == pytest.approx(want)
+        assert sched.last_epoch == epoch
+
+
+@pytest.mark.task("5.1")
 def test_step_lr_builds_on_the_current_rate():
     p = torch.zeros(1, requires_grad=True)
     opt = torch.optim.SGD([p], lr=1.0)
