@@ -117,9 +117,9 @@ def _echo_warnings(result) -> None:
     """
     engine = _engine_error()
     if engine:
-        where = engine.split(": ", 1)[0] + ":"
-        result.warnings[:] = [engine] + [w for w in result.warnings
-                                         if not w.startswith(where) and w != engine]
+        where = engine.split(": ", 1)[0]          # "minitorch/layout.py:12", if it names one
+        same = f"{where}:" if ".py:" in where else engine
+        result.warnings[:] = [engine] + [w for w in result.warnings if not w.startswith(same)]
     for line in result.warnings[1 if engine else 0:]:
         click.echo(line)
 
