@@ -1,5 +1,10 @@
 """The ``minitorch`` command line (click).  ``python cli.py`` in a checkout runs the same group.
 
+The installed ``minitorch`` command enters through ``minitorch_launcher.py``
+(beside this package), which imports this module and calls :func:`main`; when
+the engine does not import, it says why in one line and still runs the
+``course`` commands (a student's syntax error must not stop the grader).
+
     minitorch train mnist                 # LeNet on the shipped MNIST subset
     minitorch train mnist --model mlp --epochs 5 --plot curves.png
     minitorch train mnist --checkpoint run.mt            # Ctrl-C, then add --resume
