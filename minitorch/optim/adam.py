@@ -10,13 +10,11 @@ works better with adaptive step sizes.  The rule for one weight is
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
-from ..autograd.grad_mode import no_grad
 from ..backends.optimizer_rules import AdamStep
 from ..dtype import float32
 from ..ops.creation import tensor, zeros_like
-from ..ops.fused import fused_update
 from .optimizer import Optimizer, advance_step, check_non_negative
 
 __all__ = ["Adam", "AdamW"]
@@ -44,26 +42,23 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    @no_grad()
-    def step(self, closure: Callable | None = None) -> Any:
-        loss = self._closure_loss(closure)
-        for group, p, state in self._with_grad():
-            if not state:
-                state["step"] = tensor(0.0, dtype=float32)
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = zeros_like(p)
-            step = advance_step(state["step"])
-            beta1, beta2 = group["betas"]
-            hyper = AdamStep(step=step, lr=float(group["lr"]),
-                             beta1=float(beta1), beta2=float(beta2), eps=float(group["eps"]),
-                             weight_decay=float(group["weight_decay"]),
-                             amsgrad=bool(group["amsgrad"]), maximize=bool(group["maximize"]),
-                             decoupled=bool(group["decoupled_weight_decay"]))
-            fused_update(hyper, p, p.grad, [state["exp_avg"], state["exp_avg_sq"],
-                                            state.get("max_exp_avg_sq")])
-        return loss
+    def _record(self, group: dict, p: Any, state: dict) -> AdamStep:
+        """Adam's settings for ``p``, with its step counted (its state made on its first)."""
+        if not state:
+            state["step"] = tensor(0.0, dtype=float32)
+            state["exp_avg"] = zeros_like(p)
+            state["exp_avg_sq"] = zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = zeros_like(p)
+        beta1, beta2 = group["betas"]
+        return AdamStep(step=advance_step(state["step"]), lr=float(group["lr"]),
+                        beta1=float(beta1), beta2=float(beta2), eps=float(group["eps"]),
+                        weight_decay=float(group["weight_decay"]),
+                        amsgrad=bool(group["amsgrad"]), maximize=bool(group["maximize"]),
+                        decoupled=bool(group["decoupled_weight_decay"]))
+
+    def _buffers(self, p: Any, state: dict) -> list:
+        return [state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq")]
 
 
 class AdamW(Adam):

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops import kernels
+from ..ops.fused import fused_update
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required", "check_non_negative", "advance_step"]
@@ -121,8 +122,48 @@ class Optimizer:
                     with no_grad():
                         p._grad.zero_()
 
+    @no_grad()
     def step(self, closure: Callable | None = None) -> Any:
-        raise NotImplementedError  # abstract: each optimizer defines its update
+        """One optimisation step for every parameter that has a gradient.
+
+        Args:
+            closure: ``None``, or a function that recomputes the loss and returns
+                it (``self._closure_loss`` calls it with gradients enabled).
+
+        Returns:
+            The closure's loss, or ``None``.
+
+        Every optimizer (SGD, Adam, AdamW, RMSprop, Adagrad) runs this one step;
+        what differs is its rule, which it gives through two methods:
+        ``self._record(group, p, state)`` is the rule's record for parameter
+        ``p`` (its group's settings; it counts the parameter's step and makes
+        its state on its first step, so call it once per parameter and step,
+        before ``_buffers``), and ``self._buffers(p, state)`` lists ``p``'s state
+        buffers as the rule takes them.  ``fused_update(record, p, p.grad,
+        buffers)`` applies the rule to all of ``p``'s elements, in place.
+        ``self._with_grad()`` yields ``(group, p, state)`` for each parameter
+        with a gradient.
+
+        Example: ``Adagrad([p], lr=0.1)`` after one step with gradient ``[2.]`` has
+        moved ``p`` by ``-0.1`` and ``state["sum"]`` is ``[4.]``.
+        """
+        # Task 5.9: the optimizers' step: for every parameter with a gradient, its rule's
+        # record applied to it, its gradient and its state; the closure's loss returned.
+        ### BEGIN SOLUTION
+        loss = self._closure_loss(closure)
+        for group, p, state in self._with_grad():
+            hyper = self._record(group, p, state)
+            fused_update(hyper, p, p.grad, self._buffers(p, state))
+        return loss
+        ### END SOLUTION
+
+    def _record(self, group: dict, p: Tensor, state: dict) -> Any:
+        """The record of this optimizer's rule for ``p`` (see :meth:`step`)."""
+        raise NotImplementedError  # abstract: each optimizer defines its rule
+
+    def _buffers(self, p: Tensor, state: dict) -> list:
+        """``p``'s state buffers, in the order this optimizer's rule takes them."""
+        raise NotImplementedError  # abstract: each optimizer defines its rule
 
     def _with_grad(self) -> Iterator[tuple]:
         """``(group, parameter, state)`` for each parameter that has a gradient, in order."""

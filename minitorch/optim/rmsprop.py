@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
-from ..autograd.grad_mode import no_grad
 from ..backends.optimizer_rules import RMSpropStep
 from ..dtype import float32
 from ..ops.creation import tensor, zeros_like
-from ..ops.fused import fused_update
 from .optimizer import Optimizer, advance_step, check_non_negative
 
 __all__ = ["RMSprop"]
@@ -28,22 +26,20 @@ class RMSprop(Optimizer):
                         maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    @no_grad()
-    def step(self, closure: Callable | None = None) -> Any:
-        loss = self._closure_loss(closure)
-        for group, p, state in self._with_grad():
-            if not state:
-                state["step"] = tensor(0.0, dtype=float32)
-                state["square_avg"] = zeros_like(p)
-                if group["momentum"] > 0:
-                    state["momentum_buffer"] = zeros_like(p)
-                if group["centered"]:
-                    state["grad_avg"] = zeros_like(p)
-            advance_step(state["step"])
-            hyper = RMSpropStep(lr=float(group["lr"]), alpha=float(group["alpha"]),
-                                eps=float(group["eps"]), weight_decay=float(group["weight_decay"]),
-                                momentum=float(group["momentum"]),
-                                centered=bool(group["centered"]), maximize=bool(group["maximize"]))
-            fused_update(hyper, p, p.grad, [state["square_avg"], state.get("grad_avg"),
-                                            state.get("momentum_buffer")])
-        return loss
+    def _record(self, group: dict, p: Any, state: dict) -> RMSpropStep:
+        """RMSprop's settings for ``p``, with its step counted (its state made on its first)."""
+        if not state:
+            state["step"] = tensor(0.0, dtype=float32)
+            state["square_avg"] = zeros_like(p)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = zeros_like(p)
+        advance_step(state["step"])
+        return RMSpropStep(lr=float(group["lr"]), alpha=float(group["alpha"]),
+                           eps=float(group["eps"]), weight_decay=float(group["weight_decay"]),
+                           momentum=float(group["momentum"]), centered=bool(group["centered"]),
+                           maximize=bool(group["maximize"]))
+
+    def _buffers(self, p: Any, state: dict) -> list:
+        return [state["square_avg"], state.get("grad_avg"), state.get("momentum_buffer")]

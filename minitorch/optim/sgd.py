@@ -8,12 +8,10 @@ over all the parameter's elements at once.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
-from ..autograd.grad_mode import no_grad
 from ..backends.optimizer_rules import SGDStep
 from ..ops.creation import zeros_like
-from ..ops.fused import fused_update
 from .optimizer import Optimizer, check_non_negative
 
 __all__ = ["SGD"]
@@ -32,21 +30,16 @@ class SGD(Optimizer):
                         foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
-    @no_grad()
-    def step(self, closure: Callable | None = None) -> Any:
-        loss = self._closure_loss(closure)
-        for group, p, state in self._with_grad():
-            buf = None
-            first = False
-            if group["momentum"] != 0:
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = zeros_like(p)
-                    first = True
-            hyper = SGDStep(lr=float(group["lr"]), momentum=float(group["momentum"]),
-                            dampening=float(group["dampening"]),
-                            weight_decay=float(group["weight_decay"]),
-                            nesterov=bool(group["nesterov"]), maximize=bool(group["maximize"]),
-                            first_step=first)
-            fused_update(hyper, p, p.grad, [buf])
-        return loss
+    def _record(self, group: dict, p: Any, state: dict) -> SGDStep:
+        """SGD's settings for ``p``; on its first step with momentum, its momentum buffer."""
+        first = group["momentum"] != 0 and state.get("momentum_buffer") is None
+        if first:
+            state["momentum_buffer"] = zeros_like(p)
+        return SGDStep(lr=float(group["lr"]), momentum=float(group["momentum"]),
+                       dampening=float(group["dampening"]),
+                       weight_decay=float(group["weight_decay"]),
+                       nesterov=bool(group["nesterov"]), maximize=bool(group["maximize"]),
+                       first_step=first)
+
+    def _buffers(self, p: Any, state: dict) -> list:
+        return [state.get("momentum_buffer")]

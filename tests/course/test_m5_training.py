@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import minitorch as torch
 from minitorch.backends import optimizer_rules
+from minitorch.ops.fused import fused_update
 from minitorch.demos.data import load_task_data
 from minitorch.demos.train import forward_backward
 from minitorch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, \
@@ -99,7 +100,6 @@ def test_step_lr_multiplies_by_gamma_every_step_size_epochs():
     rates = []
     for _ in range(6):
         rates.append(opt.param_groups[0]["lr"])
-        opt.step()
         sched.step()
     assert rates == [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
     assert sched.get_last_lr() == [0.125]
@@ -116,7 +116,6 @@ def test_step_lr_follows_the_closed_form_for_every_group(step_size, gamma, epoch
     for epoch in range(epochs):
         for group, base in zip(opt.param_groups, (1.0, 0.3)):
             assert group["lr"] == pytest.approx(base * gamma ** (epoch // step_size))
-        opt.step()
         sched.step()
 
 
@@ -137,18 +136,33 @@ def test_step_lr_builds_on_the_current_rate():
     p = torch.zeros(1, requires_grad=True)
     opt = torch.optim.SGD([p], lr=1.0)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
-    opt.step()
     sched.step()                              # epoch 1: unchanged
     opt.param_groups[0]["lr"] = 4.0           # changed by hand (as another scheduler may)
-    opt.step()
     sched.step()                              # epoch 2: decays what is there now
     assert opt.param_groups[0]["lr"] == pytest.approx(2.0)
 
 
 # ---------------------------------------------------------------------------
-# The optimizers' rules for one weight (called as plain Python first, then
-# through the compiled kernels by the optimizers themselves).
+# The optimizers' rules for one weight: called as plain Python first, then
+# through the compiled kernel (``fused_update``) step after step, with the
+# records built here: the optimizers' own step is task 5.9.
 # ---------------------------------------------------------------------------
+def _zeros(n, k):
+    """``k`` state buffers of ``n`` float64 zeros (Adam's moments, RMSprop's averages)."""
+    return [torch.zeros(n, dtype=torch.float64) for _ in range(k)]
+
+
+def _moments(n, amsgrad):
+    """Adam's state buffers: the two moments, and the largest second moment (amsgrad)."""
+    return _zeros(n, 2) + [torch.zeros(n, dtype=torch.float64) if amsgrad else None]
+
+
+def _kernel_steps(start, grads, record, buffers):
+    """``start`` after ``fused_update(record(t), p, g_t, buffers)`` for t = 1, 2, ..."""
+    p = torch.tensor(start)
+    for t, g in enumerate(grads, start=1):
+        fused_update(record(t), p, torch.tensor(g), buffers)
+    return p.numpy()
 def _sgd(lr=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
          maximize=False, first_step=False):
     return optimizer_rules.SGDStep(lr, momentum, dampening, weight_decay, nesterov, maximize,
@@ -185,16 +199,13 @@ def _momentum_sgd_oracle(p, grads, lr, momentum, weight_decay, nesterov):
 
 @pytest.mark.task("5.2")
 @pytest.mark.parametrize("nesterov", [False, True])
-def test_sgd_optimizer_steps_like_pytorch(nesterov):
+def test_sgd_rule_in_the_kernel_steps_like_pytorch(nesterov):
     rng = np.random.default_rng(0)
     start, grads = rng.standard_normal(5), rng.standard_normal((3, 5))
-    p = torch.tensor(start, requires_grad=True)
-    opt = torch.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=nesterov)
-    for g in grads:
-        p.grad = torch.tensor(g)
-        opt.step()
-    np.testing.assert_allclose(p.detach().numpy(),
-                               _momentum_sgd_oracle(start, grads, 0.1, 0.9, 0.01, nesterov))
+    got = _kernel_steps(start, grads, lambda t: _sgd(lr=0.1, momentum=0.9, weight_decay=0.01,
+                                                     nesterov=nesterov, first_step=t == 1),
+                        [torch.zeros(5, dtype=torch.float64)])
+    np.testing.assert_allclose(got, _momentum_sgd_oracle(start, grads, 0.1, 0.9, 0.01, nesterov))
 
 
 def _adam_oracle(p, grads, lr=1e-2, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.0,
@@ -226,21 +237,19 @@ def test_adam_rule_first_step_moves_by_lr():
 
 @pytest.mark.task("5.3")
 @pytest.mark.parametrize("kind", ["adam", "adam_l2", "adamw", "amsgrad"])
-def test_adam_optimizers_step_like_pytorch(kind):
+def test_adam_rule_in_the_kernel_steps_like_pytorch(kind):
     rng = np.random.default_rng(1)
     start, grads = rng.standard_normal(6), rng.standard_normal((4, 6))
-    p = torch.tensor(start, requires_grad=True)
     options = {"adam": {}, "adam_l2": {"weight_decay": 0.1}, "amsgrad": {"amsgrad": True},
                "adamw": {"weight_decay": 0.1}}[kind]
-    make = torch.optim.AdamW if kind == "adamw" else torch.optim.Adam
-    opt = make([p], lr=1e-2, **options)
-    for g in grads:
-        p.grad = torch.tensor(g)
-        opt.step()
+    got = _kernel_steps(start, grads, lambda t: optimizer_rules.AdamStep(
+        step=float(t), lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8,
+        weight_decay=options.get("weight_decay", 0.0), amsgrad=kind == "amsgrad",
+        maximize=False, decoupled=kind == "adamw"), _moments(6, kind == "amsgrad"))
     expected = _adam_oracle(start, grads, decoupled=kind == "adamw",
                             weight_decay=options.get("weight_decay", 0.0),
                             amsgrad=kind == "amsgrad")
-    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-10)
+    np.testing.assert_allclose(got, expected, rtol=1e-10)
 
 
 # ---------------------------------------------------------------------------
@@ -322,13 +331,11 @@ def test_sgd_every_option_matches_numpy(momentum, dampening, weight_decay, neste
         nesterov = False
     rng = np.random.default_rng(seed)
     start, grads = rng.standard_normal(4), rng.standard_normal((3, 4))
-    p = torch.tensor(start, requires_grad=True)
-    opt = torch.optim.SGD([p], lr=0.1, momentum=momentum, dampening=dampening,
-                          weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
-    for g in grads:
-        p.grad = torch.tensor(g)
-        opt.step()
-    np.testing.assert_allclose(p.detach().numpy(), _sgd_oracle(
+    got = _kernel_steps(start, grads, lambda t: _sgd(
+        lr=0.1, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+        nesterov=nesterov, maximize=maximize, first_step=t == 1 and momentum != 0),
+        [torch.zeros(4, dtype=torch.float64) if momentum else None])
+    np.testing.assert_allclose(got, _sgd_oracle(
         start, grads, 0.1, momentum, dampening, weight_decay, nesterov, maximize), rtol=1e-12)
 
 
@@ -339,16 +346,12 @@ def test_sgd_every_option_matches_numpy(momentum, dampening, weight_decay, neste
 def test_adam_every_option_matches_numpy(weight_decay, amsgrad, decoupled, maximize, seed):
     rng = np.random.default_rng(seed)
     start, grads = rng.standard_normal(4), rng.standard_normal((4, 4))
-    p = torch.tensor(start, requires_grad=True)
-    make = torch.optim.AdamW if decoupled else torch.optim.Adam
-    opt = make([p], lr=1e-2, betas=(0.8, 0.9), weight_decay=weight_decay, amsgrad=amsgrad,
-               maximize=maximize)
-    for g in grads:
-        p.grad = torch.tensor(g)
-        opt.step()
+    got = _kernel_steps(start, grads, lambda t: optimizer_rules.AdamStep(
+        step=float(t), lr=1e-2, beta1=0.8, beta2=0.9, eps=1e-8, weight_decay=weight_decay,
+        amsgrad=amsgrad, maximize=maximize, decoupled=decoupled), _moments(4, amsgrad))
     expected = _adam_oracle(start, -grads if maximize else grads, b1=0.8, b2=0.9,
                             weight_decay=weight_decay, decoupled=decoupled, amsgrad=amsgrad)
-    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-10)
+    np.testing.assert_allclose(got, expected, rtol=1e-10)
 
 
 # ---------------------------------------------------------------------------
@@ -448,19 +451,19 @@ def test_rmsprop_rule_for_one_weight():
 def test_rmsprop_every_option_matches_numpy(weight_decay, momentum, centered, maximize, seed):
     rng = np.random.default_rng(seed)
     start, grads = rng.standard_normal(4), rng.standard_normal((4, 4))
-    p = torch.tensor(start, requires_grad=True)
-    opt = torch.optim.RMSprop([p], lr=1e-2, alpha=0.9, eps=1e-6, weight_decay=weight_decay,
-                              momentum=momentum, centered=centered, maximize=maximize)
-    for g in grads:
-        p.grad = torch.tensor(g)
-        opt.step()
+    square_avg, grad_avg, buf = _zeros(4, 3)
+    got = _kernel_steps(start, grads, lambda t: optimizer_rules.RMSpropStep(
+        lr=1e-2, alpha=0.9, eps=1e-6, weight_decay=weight_decay, momentum=momentum,
+        centered=centered, maximize=maximize),
+        [square_avg, grad_avg if centered else None, buf if momentum > 0 else None])
     expected = _rmsprop_oracle(start, grads, 1e-2, 0.9, 1e-6, weight_decay, momentum, centered,
                                maximize)
-    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-10)
+    np.testing.assert_allclose(got, expected, rtol=1e-10)
 
 
 # ---------------------------------------------------------------------------
-# 5.9 Adagrad.step (the rule, task 5.10, done by the test) and 5.10 Adagrad's rule
+# 5.9 the optimizers' step (the rules, tasks 5.2/5.10, done by the test) and 5.10
+# Adagrad's rule
 # ---------------------------------------------------------------------------
 def _adagrad_oracle(p, grads, lr, lr_decay, weight_decay, eps, maximize, initial=0.0):
     """torch.optim.Adagrad's documented algorithm, in NumPy."""
@@ -476,13 +479,16 @@ def _adagrad_oracle(p, grads, lr, lr_decay, weight_decay, eps, maximize, initial
 
 @pytest.fixture
 def numpy_adagrad_rule(monkeypatch):
-    """``fused_update`` in Adagrad.step replaced by NumPy's rule; records every call."""
-    import minitorch.optim.adagrad as adagrad
+    """``fused_update`` in Optimizer.step replaced by NumPy's Adagrad rule (other records are
+    only recorded); records every call."""
+    import minitorch.optim.optimizer as optimizer
 
     calls = []
 
     def fused_update(hyper, param, grad, state):
         calls.append((hyper, param, state))
+        if not isinstance(hyper, optimizer_rules.AdagradStep):
+            return
         (total,) = state
         g = grad.numpy() * (-1 if hyper.maximize else 1) + hyper.weight_decay * param.detach().numpy()
         rate = hyper.lr / (1 + (hyper.step - 1) * hyper.lr_decay)
@@ -491,7 +497,7 @@ def numpy_adagrad_rule(monkeypatch):
         param.copy_(torch.tensor(param.detach().numpy() - rate * g / (np.sqrt(new_total) + hyper.eps),
                                  dtype=param.dtype))
 
-    monkeypatch.setattr(adagrad, "fused_update", fused_update)
+    monkeypatch.setattr(optimizer, "fused_update", fused_update)
     return calls
 
 
@@ -533,6 +539,29 @@ def test_adagrad_step_returns_the_closures_loss(numpy_adagrad_rule):
     np.testing.assert_allclose(p.detach().numpy(), [0.9, 1.9], rtol=1e-6)
 
 
+@pytest.mark.task("5.9")
+def test_every_optimizer_steps_through_it(numpy_adagrad_rule):
+    # SGD and Adam give their own records and buffers; the step applies them in order,
+    # once per parameter with a gradient, each record made once (it counts the step).
+    a, b = torch.ones(2, requires_grad=True), torch.ones(3, requires_grad=True)
+    sgd = torch.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1, momentum=0.9)
+    a.grad, b.grad = torch.ones(2), torch.ones(3)
+    sgd.step()
+    sgd.step()
+    records = [h for h, _, _ in numpy_adagrad_rule]
+    assert [(h.lr, h.first_step) for h in records] == [(0.1, True), (0.5, True), (0.1, False),
+                                                       (0.5, False)]
+    assert [p is q for (_, p, _), q in zip(numpy_adagrad_rule, [a, b, a, b])] == [True] * 4
+    assert numpy_adagrad_rule[2][2] == [sgd.state[a]["momentum_buffer"]]
+    numpy_adagrad_rule.clear()
+    b.grad = None
+    adam = torch.optim.Adam([a, b], lr=0.01)
+    for _ in range(3):
+        adam.step()
+    assert [h.step for h, _, _ in numpy_adagrad_rule] == [1.0, 2.0, 3.0]
+    assert all(p is a for _, p, _ in numpy_adagrad_rule) and not adam.state[b]
+
+
 @pytest.mark.task("5.10")
 def test_adagrad_rule_for_one_weight():
     hyper = optimizer_rules.AdagradStep(1.0, 0.1, 0.0, 0.0, 0.0, False)
@@ -552,7 +581,6 @@ def test_adagrad_rule_for_one_weight():
        seed=st.integers(0, 9))
 def test_adagrad_rule_in_the_compiled_kernel_matches_numpy(lr_decay, weight_decay, maximize,
                                                            dtype, seed):
-    from minitorch.ops.fused import fused_update
     rng = np.random.default_rng(seed)
     start, grads = rng.standard_normal(5), rng.standard_normal((3, 5))
     p = torch.tensor(start, dtype=dtype)
