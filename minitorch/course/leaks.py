@@ -13,10 +13,21 @@ whitespace-normalised, in every text file of the edition.
 prints one line per leak (the task, the line, the file:line that shows it)
 and exits 1 if there is any.  The reference blocks are read from this
 checkout (the edition has none).
+
+A line the reference writes in several places is an idiom, not a leak
+(:data:`IDIOM_COUNT`), which would let a *twin* through: a sibling function
+written with the same lines (four optimizers' steps, each the loop of the
+task that is Adagrad's).  So :func:`_twins` also looks at whole functions:
+one that holds a third or more of a block's lines (at least
+:data:`TWIN_LINES`), idioms included, is reported as a twin of that task.
+(A twin with other names, the same arithmetic over renamed variables, is
+beyond a textual check: the course's rule is that such code is derived from
+the student's function, see docs/course/index.md.)
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import sys
@@ -35,6 +46,9 @@ MIN_CHARS = 18
 #: A line the reference writes this many times outside its solution blocks is an idiom of
 #: the code base (``n, c, h, w = x.shape``), not a solution's giveaway.
 IDIOM_COUNT = 3
+
+#: A function holding this many lines of a block (and a third of them, or more) is its twin.
+TWIN_LINES = 2
 
 #: Lines every kernel and function has: loop headers over a range, a bare return, ...
 _BOILERPLATE = re.compile(
@@ -73,12 +87,12 @@ def distinctive_lines(block: list) -> set:
     return found
 
 
-def solution_lines(root: Path, task_ids: set) -> dict:
+def solution_lines(root: Path, task_ids: set, idioms: bool = True) -> dict:
     """``{task id: set of distinctive lines}`` from the reference blocks in ``root``.
 
     A line also counts as an idiom, not a giveaway, when the reference's
     package writes it :data:`IDIOM_COUNT` times or more outside its solution
-    blocks.
+    blocks (with ``idioms=False`` such lines are kept: :func:`_twins` counts them).
     """
     found: dict = {}
     outside: dict = {}
@@ -97,6 +111,8 @@ def solution_lines(root: Path, task_ids: set) -> dict:
             if i not in inside:
                 code = _normal(line)
                 outside[code] = outside.get(code, 0) + 1
+    if not idioms:
+        return found
     return {t: {ln for ln in lines if outside.get(ln, 0) < IDIOM_COUNT}
             for t, lines in found.items()}
 
@@ -122,8 +138,10 @@ def find_leaks(edition: Path, reference: Path | None = None) -> list:
     reference block that some file of the edition (a built folder) shows."""
     edition = Path(edition)
     reference = repository_root() if reference is None else Path(reference)
-    return _leaks(_text_files(edition),
-                  solution_lines(reference, {t.id for t in read_record(edition)}))
+    ids = {t.id for t in read_record(edition)}
+    files = list(_text_files(edition))
+    return sorted(set(_leaks(files, solution_lines(reference, ids))
+                      + _twins(files, solution_lines(reference, ids, idioms=False))))
 
 
 def leaks_of_modules(modules: list | None = None, reference: Path | None = None) -> list:
@@ -143,6 +161,7 @@ def leaks_of_editions(editions: list, reference: Path | None = None) -> list:
     files = [(rel, text) for rel, text in _text_files(reference)
              if not rel.startswith(private) and rel != "README.md"]
     lines = solution_lines(reference, {t.id for t in every})
+    blocks = solution_lines(reference, {t.id for t in every}, idioms=False)
     found = []
     for modules in editions:
         tasks = [t for t in every if not modules or t.module in modules]
@@ -153,7 +172,9 @@ def leaks_of_editions(editions: list, reference: Path | None = None) -> list:
         edition = [(rel, strip_source(text, lambda i: i not in chosen, rel)[0]
                     if rel in task_files else text) for rel, text in files]
         edition.append(("README.md", edition_readme(record)))
-        found.append(_leaks(edition, {t: lines[t] for t in chosen if t in lines}))
+        found.append(sorted(set(
+            _leaks(edition, {t: lines[t] for t in chosen if t in lines})
+            + _twins(edition, {t: blocks[t] for t in chosen if t in blocks}))))
     return found
 
 
@@ -172,6 +193,43 @@ def _leaks(files, wanted: dict) -> list:
                 for task_id in owner.get(candidate, ()):
                     leaks.append((task_id, candidate, f"{rel}:{number}"))
     return sorted(set(leaks))
+
+
+def _twins(files, blocks: dict) -> list:
+    """``[(task id, "twin of its block: k of n lines", "file:line"), ...]``: each function
+    (a ``def`` of a Python file of the edition) that holds :data:`TWIN_LINES` or more, and
+    a third or more, of the distinctive lines of a stubbed task's block, idioms included.
+    (Half let the four optimizers' steps through: two of the five lines of task 5.9's
+    loop; a third finds them and nothing else in the reference's editions.)"""
+    found = []
+    for rel, text in files:
+        if not rel.endswith(".py"):
+            continue
+        for name, lineno, body in _functions(text):
+            for task_id, block in blocks.items():
+                shared = block & body
+                if len(shared) >= TWIN_LINES and 3 * len(shared) >= len(block):
+                    found.append((task_id, f"twin of its block ({len(shared)} of "
+                                  f"{len(block)} lines) in {name}", f"{rel}:{lineno}"))
+    return found
+
+
+_FUNCTIONS: dict = {}      # source text -> its functions (editions share most files)
+
+
+def _functions(text: str) -> list:
+    """``[(name, first line, set of whitespace-normalised lines), ...]`` of every ``def``."""
+    if text not in _FUNCTIONS:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            tree = None
+        lines = text.split("\n")
+        _FUNCTIONS[text] = [] if tree is None else [
+            (node.name, node.lineno, {_normal(ln) for ln in lines[node.lineno - 1:node.end_lineno]})
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return _FUNCTIONS[text]
 
 
 def main(argv: list | None = None) -> int:
