@@ -111,12 +111,17 @@ def test_no_edition_gives_a_solution_away():
 def kernel_cache(tmp_path_factory) -> str:
     """One by-content kernel cache for every edition of the session (all xdist workers).
 
-    ``MINITORCH_COURSE_CI_CACHE=DIR`` keeps it in DIR from one run to the next (a CI
-    cache): entries are filed under the hash of their sources, so a later run reuses
-    exactly the kernels whose sources did not change."""
-    if os.environ.get("MINITORCH_COURSE_CI_CACHE"):
-        Path(os.environ["MINITORCH_COURSE_CI_CACHE"]).mkdir(parents=True, exist_ok=True)
-        return os.environ["MINITORCH_COURSE_CI_CACHE"]
+    A kernel is filed there under the hash of the code it is built from
+    (``backends/kernel_cache.py``), so the editions share every kernel that no task
+    of theirs changes.  Where the whole run already has one
+    (``MINITORCH_KERNEL_CACHE_BY_CONTENT``, as CI sets it for the bare install and the
+    whole suite), the editions use it too, and load the engine's kernels that the rest
+    of the suite compiled; ``MINITORCH_COURSE_CI_CACHE=DIR`` names one for the editions
+    alone."""
+    for name in (BY_CONTENT_ENV, "MINITORCH_COURSE_CI_CACHE"):
+        if os.environ.get(name):
+            Path(os.environ[name]).mkdir(parents=True, exist_ok=True)
+            return os.environ[name]
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent

@@ -141,6 +141,9 @@ def _run(kernel, x=5):
 
 @pytest.fixture
 def package(tmp_path, monkeypatch):
+    # The kernels go to this test's own folder, under Numba's usual names: not to a shared
+    # by-content cache (CI's), where an earlier run would already hold them.
+    monkeypatch.delenv(kernel_cache.BY_CONTENT_ENV, raising=False)
     monkeypatch.setattr(kernel_cache, "ROOTS", kernel_cache.ROOTS + [tmp_path])
     monkeypatch.setattr(kernel_cache, "PACKAGE", tmp_path / "cachepkg")
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "numba-cache"))
@@ -190,3 +193,49 @@ def test_the_locator_keeps_the_file_name_as_numba_does():
                                                              py_func.__code__.co_filename)
     assert isinstance(locator._py_file, str)
     assert locator.get_source_stamp()[1]
+
+
+TASKS = """\
+from numba import njit
+
+
+@njit(cache=True)
+def student(a):
+    # Task 9.1: the sum of a.
+    total = 0.0
+    for i in range(a.shape[0] + 1):       # one element too far
+        total += a[i]
+    return total
+
+
+@njit(cache=True)
+def caller(a):
+    return student(a)
+
+
+@njit(cache=True)
+def engine(a):
+    return a.sum()
+"""
+
+
+def test_course_runs_check_bounds_in_the_kernels_built_from_a_task(package, monkeypatch):
+    monkeypatch.setenv(kernel_cache.COURSE_CHECKS_ENV, "1")
+    monkeypatch.setattr(numba.config, "BOUNDSCHECK", None)
+    (package / "cachepkg").mkdir()
+    (package / "cachepkg" / "__init__.py").write_text("")
+    (package / "cachepkg" / "kernels.py").write_text(TASKS)
+    kernels = _load()
+    for name in ("student", "caller"):
+        kernel = getattr(kernels, name)
+        assert kernel.targetoptions.get("boundscheck") is True
+        assert kernel._cache._impl.locator.get_disambiguator().endswith("-boundscheck")
+        with pytest.raises(IndexError):
+            kernel(np.ones(3))
+    # The engine's own kernels are compiled (and cached) as in any other run.
+    assert not kernels.engine.targetoptions.get("boundscheck")
+    assert not kernels.engine._cache._impl.locator.get_disambiguator().endswith("-boundscheck")
+    assert kernels.engine(np.ones(3)) == 3.0
+    # Outside a course run the same task's kernel is compiled without checks.
+    monkeypatch.delenv(kernel_cache.COURSE_CHECKS_ENV)
+    assert not _load().student.targetoptions.get("boundscheck")

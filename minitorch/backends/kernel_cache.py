@@ -70,6 +70,7 @@ import dis
 import enum
 import hashlib
 import os
+import re
 import sys
 import types
 from dataclasses import dataclass
@@ -100,6 +101,9 @@ class Outline:
     #: ``(first line, last line, name, syntax)`` of each top-level ``def``, decorators
     #: included (lines 1-based, inclusive).
     defs: tuple
+    #: The ``(first, last)`` of the top-level functions that hold a course task (a
+    #: ``# Task M.N:`` line, or an edition's stub ``raise NotImplementedError("Task M.N: ...")``).
+    tasks: frozenset
     #: The syntax of every top-level statement that is not a function.
     outline: str
     #: The whole file's syntax.
@@ -128,15 +132,24 @@ def outline(path: Path) -> Outline:
 
 @lru_cache(maxsize=None)
 def _outline(path_name: str, mtime_ns: int, size: int) -> Outline:
-    tree = ast.parse(Path(path_name).read_text(encoding="utf-8"), path_name)
-    defs, rest = [], []
+    text = Path(path_name).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    tree = ast.parse(text, path_name)
+    defs, rest, tasks = [], [], set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             defs.append((first, node.end_lineno, node.name, ast.dump(node)))
+            if any(_TASK.search(line) for line in lines[first - 1:node.end_lineno]):
+                tasks.add((first, node.end_lineno))
         else:
             rest.append(ast.dump(node))
-    return Outline(tuple(defs), "\n".join(rest), ast.dump(tree))
+    return Outline(tuple(defs), frozenset(tasks), "\n".join(rest), ast.dump(tree))
+
+
+#: A course task's marker: ``# Task 2.2: ...`` in the reference, the stub's message
+#: ``"Task 2.2: ..."`` in an edition.
+_TASK = re.compile(r"(#|[\"'])\s*Task \d+\.\d+: ")
 
 
 # ---------------------------------------------------------------------------
@@ -229,6 +242,7 @@ class _Walk:
         self.spans: dict = {}        # file -> {(first, last)} of the top-level functions used
         self.whole: set = set()      # files used as a whole
         self.values: set = set()     # texts of the constants and options read
+        self.tasks = False           # a course task's function reached?
         self._seen: set = set()
         self._keep: list = []        # the objects seen (their ids stay theirs)
 
@@ -252,11 +266,13 @@ class _Walk:
         code = fn.__code__
         home = self._home(code.co_filename)
         if home is not None:
-            span = outline(home).span_at(code.co_firstlineno)
+            shape = outline(home)
+            span = shape.span_at(code.co_firstlineno)
             if span is None:               # a lambda or class-level code: the whole file
                 self.whole.add(home)
             else:
                 self.spans.setdefault(home, set()).add(span)
+                self.tasks = self.tasks or span in shape.tasks
         names, attrs = _names(code)
         for name in names:
             if name in fn.__globals__:
@@ -331,7 +347,14 @@ def _relative(path: Path) -> str:
 def _walk(py_func: types.FunctionType) -> _Walk:
     walk = _Walk()
     walk.function(py_func, True)
+    # A whole file holding a task may lead to it.
+    walk.tasks = walk.tasks or any(outline(file).tasks for file in walk.whole)
     return walk
+
+
+def builds_a_task(py_func: types.FunctionType) -> bool:
+    """Is the kernel ``py_func`` built from a course task's function (a student's code)?"""
+    return _walk(py_func).tasks
 
 
 def kernel_sources(py_func: types.FunctionType) -> list:
@@ -361,7 +384,10 @@ def kernel_digest(py_func: types.FunctionType) -> str:
     the functions used, or all of it), the constants it reads and the
     options of the compiled functions it calls.  Line numbers play no part.
     """
-    walk = _walk(py_func)
+    return _digest(_walk(py_func))
+
+
+def _digest(walk: _Walk) -> str:
     hasher = hashlib.sha256()
     for file in sorted(set(walk.spans) | walk.whole):
         shape = outline(file)
@@ -403,13 +429,12 @@ def _by_content() -> str | None:
     return os.environ.get(BY_CONTENT_ENV) or None
 
 
-def _checks_suffix() -> str:
-    """``"-boundscheck"``, ``"-coursechecks"`` (or both, or ``""``): the checks compiled in."""
-    from numba.core import config
-    suffix = "-boundscheck" if config.BOUNDSCHECK else ""
-    if os.environ.get("MINITORCH_COURSE_CHECKS", "") == "1":
-        suffix += "-coursechecks"
-    return suffix
+#: Set to 1 by the course's test runs (``minitorch course test/grade``).
+COURSE_CHECKS_ENV = "MINITORCH_COURSE_CHECKS"
+
+
+def _course_checks() -> bool:
+    return os.environ.get(COURSE_CHECKS_ENV, "") == "1"
 
 
 def _one_of_a_kind(py_func: types.FunctionType) -> bool:
@@ -438,6 +463,17 @@ class KernelSourceLocator:
     per-user folder): the same place on disk; the stamp
     :func:`kernel_digest`; a file name without the line number (for a
     function that is the only one of its name in its file).
+
+    **The course's checks.**  In a course test run (``MINITORCH_COURSE_CHECKS=1``)
+    a kernel built from a task's function, the student's code, is compiled
+    with bounds checks (:attr:`checked`: a write past the end of an array
+    raises ``IndexError`` instead of corrupting memory unseen), and the CUDA
+    kernels in debug mode (``backends/cuda/launch.py``: a stub's raise fires
+    on a GPU as on the simulator).  Such a kernel is other machine code than
+    the same kernel without checks, so its cache file gets a name of its own
+    (``-boundscheck``, ``-coursechecks``): a checked run never loads an
+    unchecked kernel.  Every other kernel is compiled as in any run, and
+    shares its cache with them.
     """
 
     def __init__(self, inner: Any, py_func: types.FunctionType, py_file: str) -> None:
@@ -447,7 +483,14 @@ class KernelSourceLocator:
         self._py_file = str(py_file)
         self._named = _one_of_a_kind(py_func)
         # Numba asks for the stamp and the cache path once, when the kernel is decorated.
-        self._digest = kernel_digest(py_func)
+        walk = _walk(py_func)
+        self._digest = _digest(walk)
+        from numba.core import config
+        #: Compile this kernel with bounds checks (a course run, a task's code in it).
+        self.checked = bool(config.BOUNDSCHECK or (config.BOUNDSCHECK is None and walk.tasks
+                                                    and _course_checks()))
+        #: A CUDA kernel compiled in the course's debug mode (see launch.kernel).
+        self.cuda_checked = _course_checks() and "cuda" in Path(self._py_file).parts
 
     @classmethod
     def from_function(cls, py_func: Any, py_file: str) -> KernelSourceLocator | None:
@@ -483,16 +526,33 @@ class KernelSourceLocator:
         # Numba names a cache file after the function and its first line.  The line plays
         # no part in what a kernel is (its stamp is the text): dropping it keeps a kernel's
         # cache valid when an edit above it moves it down the file.
-        # A kernel compiled with bounds checks (NUMBA_BOUNDSCHECK=1, as the course's test
-        # runs set it) or the course's CUDA checks (MINITORCH_COURSE_CHECKS=1) is another
-        # machine code than the same kernel without them, but Numba's cache index does not
-        # tell the two apart: without a name of its own, a run with checks would load the
-        # unchecked kernel from the cache (and a write past the end would pass unseen).
+        # A kernel compiled with bounds checks (NUMBA_BOUNDSCHECK=1, or a task's kernel in a
+        # course run) or the course's CUDA checks is another machine code than the same
+        # kernel without them, but Numba's cache index does not tell the two apart: without
+        # a name of its own, a run with checks would load the unchecked kernel from the
+        # cache (and a write past the end would pass unseen).
         line = "any" if self._named else self._inner.get_disambiguator()
-        return line + _checks_suffix()
+        return (line + ("-boundscheck" if self.checked else "")
+                + ("-coursechecks" if self.cuda_checked else ""))
 
     def get_source_stamp(self) -> tuple:
         return ("kernel", self._digest)
+
+
+def _enable_caching(dispatcher: Any) -> None:
+    """Numba's ``Dispatcher.enable_caching``, then the course's bounds checks.
+
+    Numba creates a kernel's cache (and asks its locator) when ``@njit(cache=True)``
+    decorates it, before anything is compiled: the moment to switch bounds
+    checking on for a kernel built from a student's code.  The dispatcher
+    compiles with this very ``targetoptions`` dict."""
+    _numba_enable_caching(dispatcher)
+    locator = getattr(getattr(dispatcher._cache, "_impl", None), "locator", None)
+    if isinstance(locator, KernelSourceLocator) and locator.checked:
+        dispatcher.targetoptions["boundscheck"] = True
+
+
+_numba_enable_caching = None
 
 
 def install(impl_class: Any = None) -> None:
@@ -502,12 +562,17 @@ def install(impl_class: Any = None) -> None:
     before any kernel module is imported (Numba picks a kernel's locator
     when ``@njit(cache=True)`` decorates it).  ``impl_class`` is the class
     holding the list; by default Numba's ``CacheImpl``, whose list the CUDA
-    cache shares.  Calling it again does nothing.
+    cache shares.  Also wraps the CPU dispatcher's ``enable_caching`` (see
+    :func:`_enable_caching`).  Calling it again does nothing.
     """
+    global _numba_enable_caching
     if impl_class is None:
         from numba.core.caching import CacheImpl as impl_class
     locators = impl_class._locator_classes
     if KernelSourceLocator not in locators:
         # A new list, not an insert: a subclass with its own list keeps it.
         impl_class._locator_classes = [KernelSourceLocator, *locators]
-
+    from numba.core.dispatcher import Dispatcher
+    if _numba_enable_caching is None:
+        _numba_enable_caching = Dispatcher.enable_caching
+        Dispatcher.enable_caching = _enable_caching

@@ -29,11 +29,13 @@ tests it touches, with a message that says why:
 A syntax error anywhere in the package is found before the tests run and
 said in one line at the top of the output (:func:`syntax_errors`).
 
-The runs set ``NUMBA_BOUNDSCHECK=1`` (a kernel that reads or writes past the
-end of an array raises IndexError), ``MINITORCH_COURSE_CHECKS=1`` (CUDA
-kernels compile in debug mode, so a stub raises on a GPU as on the
-simulator) and a Numba cache folder of their own (:func:`course_env`), so
-that a kernel compiled without bounds checks is never loaded.
+The runs set ``MINITORCH_COURSE_CHECKS=1`` (:func:`course_env`): every
+kernel built from a task's function, the student's code, is compiled with
+bounds checks (a kernel that reads or writes past the end of an array
+raises IndexError), and CUDA kernels in debug mode (a stub raises on a GPU
+as on the simulator).  Those kernels are cached under names of their own
+(``minitorch/backends/kernel_cache.py``), so an unchecked one is never
+loaded; every other kernel is shared with the student's other runs.
 """
 
 from __future__ import annotations
@@ -84,14 +86,13 @@ GRADE_PROFILE = "course-edition"
 # The environment of a course run
 # ---------------------------------------------------------------------------
 def course_env(root: Path, base: dict | None = None) -> dict:
-    """The environment of a course test run in ``root``: bounds checks, checked CUDA kernels,
-    a Numba cache of its own (``root/.course_cache/numba``, or
-    ``$MINITORCH_COURSE_NUMBA_CACHE``), and ``root`` first on the import path."""
+    """The environment of a course test run in ``root``: the course's checks (bounds checks
+    in the kernels built from tasks, checked CUDA kernels), the Numba cache folder
+    ``$MINITORCH_COURSE_NUMBA_CACHE`` if set, and ``root`` first on the import path."""
     env = dict(os.environ if base is None else base)
-    env["NUMBA_BOUNDSCHECK"] = "1"
     env["MINITORCH_COURSE_CHECKS"] = "1"
-    env["NUMBA_CACHE_DIR"] = (env.get("MINITORCH_COURSE_NUMBA_CACHE")
-                              or str(Path(root) / ".course_cache" / "numba"))
+    if env.get("MINITORCH_COURSE_NUMBA_CACHE"):
+        env["NUMBA_CACHE_DIR"] = env["MINITORCH_COURSE_NUMBA_CACHE"]
     env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
                                      else "")
     return env

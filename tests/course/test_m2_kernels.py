@@ -2,8 +2,8 @@
 
 The tests call each kernel directly on NumPy arrays (no tensors), with NumPy
 as the oracle.  Every output array has exactly the size the kernel must fill,
-and is filled with a marker value first: course runs compile the kernels with
-bounds checking (``NUMBA_BOUNDSCHECK=1``), so a write past the end raises
+and is filled with a marker value first: course runs compile every kernel
+built from a task's code with bounds checking, so a write past the end raises
 ``IndexError``, and an element left unwritten keeps the marker.
 ``minitorch course test 2.1`` runs the tests of one task.
 """
