@@ -709,7 +709,7 @@ def im2col(x, geometry: tuple, cols) -> None:
     if cols.size:
         n = x.shape[0]
         taps, _, _ = _taps(x.shape, geometry)
-        _launch(conv.gather_columns, cols.size, x.reshape(n, x.size // n), taps,
+        _launch(conv.im2col, cols.size, x.reshape(n, x.size // n), taps,
                 cols.reshape(n, cols.size // n))
 
 
@@ -718,7 +718,7 @@ def col2im(cols, geometry: tuple, x) -> None:
     if x.size:
         n = x.shape[0]
         _, starts, order = _taps(x.shape, geometry)
-        _launch(conv.sum_columns, x.size, cols.reshape(n, cols.size // n), starts, order,
+        _launch(conv.col2im, x.size, cols.reshape(n, cols.size // n), starts, order,
                 x.reshape(n, x.size // n), _scalar(0, x.dtype))
 
 
@@ -727,7 +727,7 @@ def im2col_batch(x, geometry: tuple, cols) -> None:
     if cols.size:
         n = x.shape[0]
         taps, _, _ = _taps(x.shape, geometry)
-        _launch(conv.gather_columns_batch, cols.size, x.reshape(n, x.size // n), taps,
+        _launch(conv.im2col_batch, cols.size, x.reshape(n, x.size // n), taps,
                 np.int64(geometry[8] * geometry[9]), cols)
 
 
@@ -735,7 +735,7 @@ def col2im_batch(cols, geometry: tuple, x) -> None:
     if x.size:
         n = x.shape[0]
         _, starts, order = _taps(x.shape, geometry)
-        _launch(conv.sum_columns_batch, x.size, cols, np.int64(geometry[8] * geometry[9]),
+        _launch(conv.col2im_batch, x.size, cols, np.int64(geometry[8] * geometry[9]),
                 starts, order, x.reshape(n, x.size // n), _scalar(0, x.dtype))
 
 

@@ -12,9 +12,9 @@ from that image say, entry by entry, which pixel lands there (or a zero
 for the padding).  That *tap map* (see ``backend.py::_tap_map``) travels
 to the GPU once, and then:
 
-* ``gather_columns`` (im2col): one thread per column entry copies the pixel
-  its tap map names;
-* ``sum_columns`` (col2im, im2col's adjoint): one thread per pixel adds up
+* ``im2col`` and ``im2col_batch``: one thread per column entry copies the
+  pixel its tap map names;
+* ``col2im`` and ``col2im_batch`` (im2col's adjoint): one thread per pixel adds up
   the column entries that the tap map sends to it, listed per pixel
   (``starts``/``order``, sorted by entry, which is the CPU's order of
   addition: the results are bit-for-bit the CPU's).  No two threads write
@@ -35,7 +35,7 @@ from .launch import kernel
 
 
 @kernel
-def gather_columns(x, taps, cols):
+def im2col(x, taps, cols):
     """``cols[b, k] = x[b, taps[k]]``, or 0 where ``taps[k]`` is -1 (the padding).
 
     ``x`` is the images, one row each (N, C*H*W); ``taps`` the tap map of one
@@ -50,7 +50,7 @@ def gather_columns(x, taps, cols):
 
 
 @kernel
-def gather_columns_batch(x, taps, L, cols):
+def im2col_batch(x, taps, L, cols):
     """The batch layout: ``cols[r, b*L + c] = x[b, taps[r*L + c]]`` (0 for -1), ``cols``
     of shape (C*kh*kw, N*L)."""
     n = x.shape[0]
@@ -64,7 +64,7 @@ def gather_columns_batch(x, taps, L, cols):
 
 
 @kernel
-def sum_columns(cols, starts, order, x, zero):
+def col2im(cols, starts, order, x, zero):
     """``x[b, p]`` = the sum of ``cols[b, order[k]]`` for ``starts[p] <= k < starts[p + 1]``.
 
     ``cols`` (N, C*kh*kw*L), ``x`` (N, C*H*W).  ``zero`` is 0 in the dtype of
@@ -82,8 +82,8 @@ def sum_columns(cols, starts, order, x, zero):
 
 
 @kernel
-def sum_columns_batch(cols, L, starts, order, x, zero):
-    """:func:`sum_columns` for the batch layout: entry ``q = r*L + c`` of sample ``b`` is
+def col2im_batch(cols, L, starts, order, x, zero):
+    """:func:`col2im` for the batch layout: entry ``q = r*L + c`` of sample ``b`` is
     ``cols[r, b*L + c]``."""
     n, size = x.shape
     for e in range(cuda.grid(1), n * size, cuda.gridsize(1)):
