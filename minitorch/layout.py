@@ -560,7 +560,9 @@ def to_index(ordinal: int, shape: Sequence[int], out_index) -> None:
     number into a multi-index with it (the CPU once per chunk of work, in
     ``cpu/odometer.py``; a GPU thread for every element it computes).  So it
     must be code that Numba compiles: a loop over the dims with integer
-    arithmetic that stores into ``out_index`` (no new tuples or lists).
+    arithmetic (``%``, ``//``) that stores into ``out_index`` (no new tuples
+    or lists).  ``torch.unravel_index`` runs it too, on a tensor of ordinals,
+    whose ``%`` and ``//`` work element by element.
     """
     # Task 1.2: the multi-index of the ordinal-th element in row-major order, written into
     # out_index.

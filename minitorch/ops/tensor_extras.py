@@ -23,7 +23,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..dtype import bool_, float32, int64
-from ..layout import normalize_dim
+from ..layout import normalize_dim, to_index
 from ..tensor_base import TensorBase
 from . import elementwise as ew
 from .creation import arange, empty_strided, from_numpy, linspace, tensor, zeros
@@ -478,12 +478,11 @@ def unravel_index(indices: Any, shape: Sequence[int]) -> tuple:
         raise TypeError("expected 'indices' to be integer dtype, but got "
                         f"{idx.dtype._legacy}")
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    coords = []
-    rest = idx.to(int64)
-    for size in reversed(shape):
-        coords.append(ew.remainder(rest, size))
-        rest = ew.floor_divide(rest, size)
-    return tuple(reversed(coords))
+    # layout.to_index (course task 1.2) on a whole tensor of ordinals at once: its integer
+    # arithmetic (% and //) works elementwise.  A copy, because `ordinal //= size` is in place.
+    coords = [None] * len(shape)
+    to_index(idx.to(int64).clone(), shape, coords)
+    return tuple(coords)
 
 
 def get_device(input: TensorBase) -> int:
