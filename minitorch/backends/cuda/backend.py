@@ -33,7 +33,7 @@ from ..operand import Operand
 from ..planning import (as_bits, flat_contiguous, index_strides, one_run, plan, plan_reduce,
                         select_as_gather, select_rows, through_float32, value_buckets,
                         without)
-from ..cpu import conv as cpu_conv   # the course's im2col (task 4.2): the GPU's tap maps
+from ..tap_maps import tap_map
 from . import conv, elementwise, index, optim, random, runtime, sort
 from . import fused  # kernels generated for minitorch.compile's fused elementwise programs
 # (These three share their names with functions below.)
@@ -672,30 +672,10 @@ def unique_sorted(values, order) -> tuple:
 # ---------------------------------------------------------------------------
 @functools.lru_cache(maxsize=32)
 def _tap_map(device: int, c: int, h: int, w: int, geometry: tuple) -> tuple:
-    """The tap map of one sample's im2col columns, on the GPU, and its inverse.
-
-    The course's im2col (``cpu/conv.py::im2col_batch``, task 4.2: the
-    student's code) is run on the CPU over an image of shape (1, c, h, w)
-    whose pixels hold their own numbers, 1 to c*h*w.  It copies pixels (or
-    writes 0 in the padding), so entry ``k`` of its columns, minus 1, is the
-    pixel that entry reads, or -1: that is ``taps`` (flat, C*kh*kw*L).  The
-    inverse, for col2im: ``order`` lists the entries that read a pixel, pixel
-    after pixel, each pixel's in increasing order (the CPU's order of
-    addition), and ``starts[p]:starts[p + 1]`` is pixel ``p``'s part of it.
-    Computed once per geometry and device (a few milliseconds on the CPU);
-    the buffers are the cache's, outside the tensors' memory count.
-    """
-    image = np.arange(1, c * h * w + 1, dtype=_I64).reshape(1, c, h, w)
-    kh, kw = geometry[0], geometry[1]
-    L = geometry[8] * geometry[9]
-    cols = np.empty((c * kh * kw, L), _I64)
-    cpu_conv.im2col_batch(image, *geometry, cols, 0, cols.shape[0])
-    taps = cols.reshape(-1) - 1
-    inside = np.flatnonzero(taps >= 0)
-    order = inside[np.argsort(taps[inside], kind="stable")]
-    starts = np.zeros(c * h * w + 1, _I64)
-    np.cumsum(np.bincount(taps[inside], minlength=c * h * w), out=starts[1:])
-    return cuda.to_device(taps), cuda.to_device(starts), cuda.to_device(order)
+    """:func:`minitorch.backends.tap_maps.tap_map` of a geometry, on the GPU: made once per
+    geometry and device by the course's CPU im2col (the student's code, task 4.2); the
+    buffers are the cache's, outside the tensors' memory count."""
+    return tuple(cuda.to_device(a) for a in tap_map(c, h, w, geometry))
 
 
 def _taps(x_shape: tuple, geometry: tuple) -> tuple:
