@@ -284,3 +284,19 @@ def test_a_test_file_whose_import_never_ends_is_stopped(tmp_path):
     assert _scores(result)["9.1"][2] == 0.0
     assert any("ran longer than 5 s and was stopped" in w for w in result.warnings), \
         result.warnings
+
+
+def test_course_runs_name_the_editions_tasks_for_the_bounds_checks(tmp_path):
+    # In an edition only the kernels built from its own tasks (the student's code) are
+    # compiled with bounds checks (backends/kernel_cache.py reads the list); in the
+    # reference, every task's.
+    from minitorch.course.grading import course_env
+    tasks = [CourseTask("2.1", 2, "map", "minitorch/backends/cpu/elementwise.py",
+                        "unary_contiguous", "tests/course/test_m2_kernels.py"),
+             CourseTask("2.2", 2, "zip", "minitorch/backends/cpu/elementwise.py",
+                        "arith_contiguous", "tests/course/test_m2_kernels.py")]
+    write_record(tmp_path, tasks, [2])
+    env = course_env(tmp_path, {"MINITORCH_COURSE_TASKS": "9.9"})
+    assert env["MINITORCH_COURSE_CHECKS"] == "1" and env["MINITORCH_COURSE_TASKS"] == "2.1,2.2"
+    reference = course_env(tmp_path / "elsewhere", {"MINITORCH_COURSE_TASKS": "9.9"})
+    assert reference["MINITORCH_COURSE_CHECKS"] == "1" and "MINITORCH_COURSE_TASKS" not in reference

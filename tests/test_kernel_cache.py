@@ -236,6 +236,22 @@ def test_course_runs_check_bounds_in_the_kernels_built_from_a_task(package, monk
     assert not kernels.engine.targetoptions.get("boundscheck")
     assert not kernels.engine._cache._impl.locator.get_disambiguator().endswith("-boundscheck")
     assert kernels.engine(np.ones(3)) == 3.0
-    # Outside a course run the same task's kernel is compiled without checks.
+    # In an edition whose tasks are others (task 9.1's code is the course's, not the
+    # student's), and outside a course run, the same kernel is compiled without checks.
+    monkeypatch.setenv(kernel_cache.COURSE_TASKS_ENV, "9.2,9.3")
+    assert not _load().student.targetoptions.get("boundscheck")
+    monkeypatch.setenv(kernel_cache.COURSE_TASKS_ENV, "9.1")
+    assert _load().caller.targetoptions.get("boundscheck") is True
+    monkeypatch.delenv(kernel_cache.COURSE_TASKS_ENV)
     monkeypatch.delenv(kernel_cache.COURSE_CHECKS_ENV)
     assert not _load().student.targetoptions.get("boundscheck")
+
+
+def test_the_walk_follows_namespaces_made_in_code():
+    # index_maps' bodies take their scratch index from ``device.local.array``: on the CPU a
+    # namespace made in cpu/bodies.py (no file of its own) holding an @intrinsic.
+    from minitorch.backends.cpu import odometer  # noqa: F401  (the bodies, compiled)
+    from minitorch.backends.cpu import reduce as cpu_reduce
+    kernels = [v for v in vars(cpu_reduce).values() if hasattr(v, "py_func")]
+    assert any("minitorch/backends/cpu/bodies.py: _stack_array" in
+               kernel_cache.kernel_sources(k.py_func) for k in kernels)

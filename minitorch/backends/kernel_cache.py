@@ -101,9 +101,9 @@ class Outline:
     #: ``(first line, last line, name, syntax)`` of each top-level ``def``, decorators
     #: included (lines 1-based, inclusive).
     defs: tuple
-    #: The ``(first, last)`` of the top-level functions that hold a course task (a
-    #: ``# Task M.N:`` line, or an edition's stub ``raise NotImplementedError("Task M.N: ...")``).
-    tasks: frozenset
+    #: ``{(first, last): task ids}`` of the top-level functions that hold a course task
+    #: (a ``# Task M.N:`` line, or an edition's stub ``raise NotImplementedError("Task M.N: ...")``).
+    tasks: dict
     #: The syntax of every top-level statement that is not a function.
     outline: str
     #: The whole file's syntax.
@@ -135,21 +135,23 @@ def _outline(path_name: str, mtime_ns: int, size: int) -> Outline:
     text = Path(path_name).read_text(encoding="utf-8")
     lines = text.splitlines()
     tree = ast.parse(text, path_name)
-    defs, rest, tasks = [], [], set()
+    defs, rest, tasks = [], [], {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             defs.append((first, node.end_lineno, node.name, ast.dump(node)))
-            if any(_TASK.search(line) for line in lines[first - 1:node.end_lineno]):
-                tasks.add((first, node.end_lineno))
+            ids = {m.group(2) for line in lines[first - 1:node.end_lineno]
+                   for m in _TASK.finditer(line)}
+            if ids:
+                tasks[(first, node.end_lineno)] = frozenset(ids)
         else:
             rest.append(ast.dump(node))
-    return Outline(tuple(defs), frozenset(tasks), "\n".join(rest), ast.dump(tree))
+    return Outline(tuple(defs), tasks, "\n".join(rest), ast.dump(tree))
 
 
 #: A course task's marker: ``# Task 2.2: ...`` in the reference, the stub's message
 #: ``"Task 2.2: ..."`` in an edition.
-_TASK = re.compile(r"(#|[\"'])\s*Task \d+\.\d+: ")
+_TASK = re.compile(r"(#|[\"'])\s*Task (\d+\.\d+): ")
 
 
 # ---------------------------------------------------------------------------
@@ -242,7 +244,7 @@ class _Walk:
         self.spans: dict = {}        # file -> {(first, last)} of the top-level functions used
         self.whole: set = set()      # files used as a whole
         self.values: set = set()     # texts of the constants and options read
-        self.tasks = False           # a course task's function reached?
+        self.tasks: set = set()      # the course tasks whose functions it reaches
         self._seen: set = set()
         self._keep: list = []        # the objects seen (their ids stay theirs)
 
@@ -272,7 +274,7 @@ class _Walk:
                 self.whole.add(home)
             else:
                 self.spans.setdefault(home, set()).add(span)
-                self.tasks = self.tasks or span in shape.tasks
+                self.tasks |= shape.tasks.get(span, frozenset())
         names, attrs = _names(code)
         for name in names:
             if name in fn.__globals__:
@@ -311,14 +313,21 @@ class _Walk:
             return
         if isinstance(obj, types.ModuleType) or isinstance(obj, type):
             if isinstance(obj, types.ModuleType):
-                home = self._home(vars(obj).get("__file__"))
+                file = vars(obj).get("__file__")
+                # A namespace made in code (``types.ModuleType("cpu_device")``) has no
+                # file: its attributes are followed, where it was made is the outline.
+                synthetic = file is None and not hasattr(obj, "__path__") \
+                    and obj.__name__ not in sys.modules
+                home = self._home(file)
             else:
                 module = sys.modules.get(obj.__module__)
                 home = self._home(getattr(module, "__file__", None))
-            if home is None:                # numpy, math, numba.cuda ...: not ours to follow
+                synthetic = False
+            if home is None and not synthetic:   # numpy, math, numba.cuda: not ours to follow
                 self.values.add(f"{label} = {getattr(obj, '__name__', '?')}")
                 return
-            self.spans.setdefault(home, set())                # its outline
+            if home is not None:
+                self.spans.setdefault(home, set())            # its outline
             namespace = vars(obj)
             for attr in attrs:
                 if attr in namespace and self._once("attr", id(obj), attr):
@@ -347,13 +356,14 @@ def _relative(path: Path) -> str:
 def _walk(py_func: types.FunctionType) -> _Walk:
     walk = _Walk()
     walk.function(py_func, True)
-    # A whole file holding a task may lead to it.
-    walk.tasks = walk.tasks or any(outline(file).tasks for file in walk.whole)
+    # A whole file holding tasks may lead to any of them.
+    for file in walk.whole:
+        walk.tasks.update(*outline(file).tasks.values())
     return walk
 
 
-def builds_a_task(py_func: types.FunctionType) -> bool:
-    """Is the kernel ``py_func`` built from a course task's function (a student's code)?"""
+def tasks_built_in(py_func: types.FunctionType) -> set:
+    """The course tasks (``{"2.2", ...}``) whose functions the kernel ``py_func`` is built from."""
     return _walk(py_func).tasks
 
 
@@ -433,8 +443,21 @@ def _by_content() -> str | None:
 COURSE_CHECKS_ENV = "MINITORCH_COURSE_CHECKS"
 
 
+#: The tasks whose code is the student's (``"2.1,2.2"``): set by the course's runs in an
+#: edition; unset, every task's.
+COURSE_TASKS_ENV = "MINITORCH_COURSE_TASKS"
+
+
 def _course_checks() -> bool:
     return os.environ.get(COURSE_CHECKS_ENV, "") == "1"
+
+
+def _students_code(tasks: set) -> bool:
+    """Do ``tasks`` include one whose code is the student's, in this course run?"""
+    if not tasks or not _course_checks():
+        return False
+    listed = os.environ.get(COURSE_TASKS_ENV)
+    return listed is None or bool(tasks & set(listed.split(",")))
 
 
 def _one_of_a_kind(py_func: types.FunctionType) -> bool:
@@ -465,8 +488,9 @@ class KernelSourceLocator:
     function that is the only one of its name in its file).
 
     **The course's checks.**  In a course test run (``MINITORCH_COURSE_CHECKS=1``)
-    a kernel built from a task's function, the student's code, is compiled
-    with bounds checks (:attr:`checked`: a write past the end of an array
+    a kernel built from a task's function, the student's code (in an edition,
+    its tasks, listed in ``MINITORCH_COURSE_TASKS``), is compiled with bounds
+    checks (:attr:`checked`: a write past the end of an array
     raises ``IndexError`` instead of corrupting memory unseen), and the CUDA
     kernels in debug mode (``backends/cuda/launch.py``: a stub's raise fires
     on a GPU as on the simulator).  Such a kernel is other machine code than
@@ -487,8 +511,8 @@ class KernelSourceLocator:
         self._digest = _digest(walk)
         from numba.core import config
         #: Compile this kernel with bounds checks (a course run, a task's code in it).
-        self.checked = bool(config.BOUNDSCHECK or (config.BOUNDSCHECK is None and walk.tasks
-                                                    and _course_checks()))
+        self.checked = bool(config.BOUNDSCHECK or (config.BOUNDSCHECK is None
+                                                    and _students_code(walk.tasks)))
         #: A CUDA kernel compiled in the course's debug mode (see launch.kernel).
         self.cuda_checked = _course_checks() and "cuda" in Path(self._py_file).parts
 

@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Callable
 
 from .markers import MODULES
-from .record import TASK_TESTS, task_key
+from .record import TASK_TESTS, is_edition, read_record, task_key
 
 __all__ = ["POINTS_PER_TASK", "TASK_TESTS", "TIMEOUT", "TaskScore", "TestRun", "course_env",
            "grade", "format_table", "gradescope_results", "run_tests", "run_task_tests",
@@ -91,6 +91,12 @@ def course_env(root: Path, base: dict | None = None) -> dict:
     ``$MINITORCH_COURSE_NUMBA_CACHE`` if set, and ``root`` first on the import path."""
     env = dict(os.environ if base is None else base)
     env["MINITORCH_COURSE_CHECKS"] = "1"
+    # In an edition, the student's code is the edition's tasks: only the kernels built from
+    # them need the checks (a module-2 edition's layout functions are the course's, and
+    # every strided kernel runs them).  In the reference, every task's.
+    env.pop("MINITORCH_COURSE_TASKS", None)
+    if is_edition(root):
+        env["MINITORCH_COURSE_TASKS"] = ",".join(t.id for t in read_record(root))
     if env.get("MINITORCH_COURSE_NUMBA_CACHE"):
         env["NUMBA_CACHE_DIR"] = env["MINITORCH_COURSE_NUMBA_CACHE"]
     env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
