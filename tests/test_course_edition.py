@@ -9,12 +9,13 @@ the ``results.json`` they write:
 * untouched, ``course grade`` scores 0, lists exactly the edition's tasks
   (each with its maximum points), and every test fails with *its own*
   task's stub message;
-* with one task's reference solution put back, ``course status`` shows that
-  task passing with full points and every other task not started (status
-  runs the started tasks' tests only: a task's tests pass with every
-  sibling a stub, so they never run a sibling's code; with the untouched
-  grade, where every test stops at its own task's stub, solving a task
-  turns exactly its row green);
+* with some tasks' reference solutions put back, ``course status`` shows
+  exactly those tasks passing with full points and every other task not
+  started (status runs the started tasks' tests only).  A task that passes
+  while a sibling is a stub never ran the sibling's code; the runs are
+  chosen so that every task passes once with each sibling a stub (a few
+  runs per module, not one per task): solving a task turns exactly its row
+  green, in whatever order a student solves them;
 * every wrong solution kept in ``tests/course/wrong/`` is rejected: its
   task does not get full marks.  They are checked in rounds, round k with
   wrong solution k of *every* task of the module in place at once, one
@@ -39,7 +40,9 @@ them over its workers).
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
 import re
 import subprocess
@@ -214,6 +217,30 @@ def _solution(task) -> str:
     raise AssertionError(f"no reference block for task {task.id} in {task.file}")
 
 
+def _separating_runs(ids: list) -> list:
+    """Sets of task ids such that for any two tasks i != j, some set holds i and not j.
+
+    Task k gets the k-th subset of size m // 2 of the runs ``0 .. m-1`` (the
+    runs in which it is solved), with m the smallest count that has enough
+    such subsets.  Two different subsets of one size never contain each
+    other, so i's holds a run that j's lacks.  11 tasks need 6 runs, 8 need 5.
+    """
+    m = 1
+    while math.comb(m, m // 2) < len(ids):
+        m += 1
+    codes = list(itertools.combinations(range(m), m // 2))[:len(ids)]
+    return [{i for i, code in zip(ids, codes) if run in code} for run in range(m)]
+
+
+def test_separating_runs_separate_every_two_tasks():
+    for n in range(1, 14):
+        ids = [f"9.{k}" for k in range(n)]
+        runs = _separating_runs(ids)
+        assert all(any(i in run and j not in run for run in runs)
+                   for i in ids for j in ids if i != j)
+        assert len(runs) <= max(1, 2 * math.ceil(math.log2(n + 1)))
+
+
 def _build(student, dest: Path, *modules: int) -> list:
     args = ["build", str(dest)] + [a for m in modules for a in ("--module", str(m))]
     student(ROOT, *args)
@@ -238,23 +265,27 @@ def test_module_edition_from_the_students_chair(module, tmp_path, student):
     assert results["_"]["score"] == 0
     problems = _own_stub_problems(results, ids, "untouched")
 
-    # One task's solution put back: `course status` shows exactly that task passing, with
-    # full points, and every other task not started.  (status runs the tests of started
-    # tasks only: that task's tests pass with every sibling a stub, so they never run a
-    # sibling's code; the untouched grade above showed every other task's tests stop at
-    # their own stub, before anything of this task's.)
+    # Solutions put back: `course status` shows exactly those tasks passing, with full
+    # points, and every other task not started (status runs the started tasks' tests
+    # only).  A task passing with a sibling still a stub never ran that sibling's code (a
+    # stub raises); the runs put back the solutions of a few tasks at a time such that
+    # for any two tasks i and j one run holds i solved and j a stub (_separating_runs):
+    # every task is shown to pass alone, whatever order a student solves them in, in
+    # about log2 of the module's runs instead of one per task.
     editor = _Editor(edition)
-    for task in tasks:
-        editor.put(task, _solution(task))
+    for solved in _separating_runs(ids):
+        for task in tasks:
+            if task.id in solved:
+                editor.put(task, _solution(task))
         status = student(edition, "status").output
         editor.restore()
         rows = {m[0]: m[1:] for m in re.findall(
             r"^(\d+\.\d+)\s+(not started|failing|passing|waiting)\s+(\S+)\s+([\d.]+)", status,
             re.M)}
-        want = {i: ("passing", rows.get(i, ("", "", ""))[1], "10.00") if i == task.id
+        want = {i: ("passing", rows.get(i, ("", "", ""))[1], "10.00") if i in solved
                 else ("not started", "-", "0.00") for i in ids}
         if rows != want:
-            problems.append(f"{task.id} solved: course status says\n{status[-2500:]}")
+            problems.append(f"{sorted(solved)} solved: course status says\n{status[-2500:]}")
 
     # Every kept wrong solution rejected (round k: solution k of every task at once).
     kept = {t.id: wrong_solutions(ROOT).get(t.id, []) for t in tasks}
