@@ -73,3 +73,32 @@ def pytest_configure(config) -> None:
         config.option.numprocesses = 0
         config.option.dist = "no"
         config.option.tx = []
+
+
+#: Test files whose tests take a minute or more each (measured in CI: the course's edition
+#: checks 40-210 s, the docs build 70 s).
+LONGEST = ("tests/test_course_edition.py", "tests/test_docs.py")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Spread the longest tests over the first half of the run.
+
+    pytest-xdist's workers take the tests in collection order, in chunks.
+    The course's edition checks, collected late (alphabetically), used to
+    start when most of the suite was done, and the last of them ran alone on
+    one worker while the other sat idle; all at the start, they would fall in
+    one worker's first chunk.  One long test every ``len(items) / (2 * k)``
+    tests puts a few in each chunk, and the short tests fill in behind them.
+    (Every worker collects the same order, as pytest-xdist requires.)
+    """
+    long = [item for item in items if item.nodeid.startswith(LONGEST)]
+    if not long or len(long) == len(items):
+        return
+    short = [item for item in items if not item.nodeid.startswith(LONGEST)]
+    spacing = max(1, len(items) // (2 * len(long)))
+    ordered = []
+    for item in long:
+        ordered.append(item)
+        ordered.extend(short[:spacing - 1])
+        del short[:spacing - 1]
+    items[:] = ordered + short
