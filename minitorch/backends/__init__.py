@@ -44,7 +44,7 @@ devices (``cpu/bodies.py``, ``cuda/bodies.py``):
 ``operand.py``           ``Operand``, what the ops hand the kernels
 ``planning.py``          host-side planning shared by both backends
 ``shared_bodies.py``     how a body module is compiled for one device
-``kernel_cache.py``      Numba's disk cache, told which files a kernel uses
+``kernel_cache.py``      Numba's disk cache, told which code a kernel uses
 =======================  ===================================================
 """
 

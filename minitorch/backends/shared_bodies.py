@@ -34,10 +34,10 @@ The same swap lets a device replace a helper by its own (the CPU's softmax
 uses its vectorised ``exp``) and hand one shared module to another
 (``rng``'s multinomial sorts with ``rows``).
 
-Numba's disk cache checks only a kernel's own file for changes; the files
-that a kernel file imports are added to its stamp by
-:mod:`minitorch.backends.kernel_cache`, so editing a body here recompiles
-the kernels of both devices.
+Numba's disk cache checks only a kernel's own file for changes;
+:mod:`minitorch.backends.kernel_cache` stamps each kernel with the code it
+is built from instead (the bodies it reaches included), so editing a body
+here recompiles exactly the kernels of both devices that use it.
 
 **Kernels derived from kernels.**  The same swap, one level up: a family's
 kernel is another family's *loop* compiled with a different scalar
