@@ -448,13 +448,14 @@ COURSE_CHECKS_ENV = "MINITORCH_COURSE_CHECKS"
 COURSE_TASKS_ENV = "MINITORCH_COURSE_TASKS"
 
 
-def _course_checks() -> bool:
+def course_checks() -> bool:
+    """Is this a course test run (``MINITORCH_COURSE_CHECKS=1``, set by the course's runs)?"""
     return os.environ.get(COURSE_CHECKS_ENV, "") == "1"
 
 
 def _students_code(tasks: set) -> bool:
     """Do ``tasks`` include one whose code is the student's, in this course run?"""
-    if not tasks or not _course_checks():
+    if not tasks or not course_checks():
         return False
     listed = os.environ.get(COURSE_TASKS_ENV)
     return listed is None or bool(tasks & set(listed.split(",")))
@@ -491,13 +492,12 @@ class KernelSourceLocator:
     a kernel built from a task's function, the student's code (in an edition,
     its tasks, listed in ``MINITORCH_COURSE_TASKS``), is compiled with bounds
     checks (:attr:`checked`: a write past the end of an array
-    raises ``IndexError`` instead of corrupting memory unseen), and the CUDA
-    kernels in debug mode (``backends/cuda/launch.py``: a stub's raise fires
-    on a GPU as on the simulator).  Such a kernel is other machine code than
-    the same kernel without checks, so its cache file gets a name of its own
-    (``-boundscheck``, ``-coursechecks``): a checked run never loads an
-    unchecked kernel.  Every other kernel is compiled as in any run, and
-    shares its cache with them.
+    raises ``IndexError`` instead of corrupting memory unseen).  Such a
+    kernel is other machine code than the same kernel without checks, so its
+    cache file gets a name of its own (``-boundscheck``): a checked run never
+    loads an unchecked kernel.  Every other kernel is compiled as in any run,
+    and shares its cache with them.  (The CUDA kernels of a course run are
+    compiled in debug mode and never cached: ``backends/cuda/launch.py``.)
     """
 
     def __init__(self, inner: Any, py_func: types.FunctionType, py_file: str) -> None:
@@ -513,8 +513,6 @@ class KernelSourceLocator:
         #: Compile this kernel with bounds checks (a course run, a task's code in it).
         self.checked = bool(config.BOUNDSCHECK or (config.BOUNDSCHECK is None
                                                     and _students_code(walk.tasks)))
-        #: A CUDA kernel compiled in the course's debug mode (see launch.kernel).
-        self.cuda_checked = _course_checks() and "cuda" in Path(self._py_file).parts
 
     @classmethod
     def from_function(cls, py_func: Any, py_file: str) -> KernelSourceLocator | None:
@@ -551,13 +549,11 @@ class KernelSourceLocator:
         # no part in what a kernel is (its stamp is the text): dropping it keeps a kernel's
         # cache valid when an edit above it moves it down the file.
         # A kernel compiled with bounds checks (NUMBA_BOUNDSCHECK=1, or a task's kernel in a
-        # course run) or the course's CUDA checks is another machine code than the same
-        # kernel without them, but Numba's cache index does not tell the two apart: without
+        # course run) is another machine code than the same kernel without them, but Numba's cache index does not tell the two apart: without
         # a name of its own, a run with checks would load the unchecked kernel from the
         # cache (and a write past the end would pass unseen).
         line = "any" if self._named else self._inner.get_disambiguator()
-        return (line + ("-boundscheck" if self.checked else "")
-                + ("-coursechecks" if self.cuda_checked else ""))
+        return line + ("-boundscheck" if self.checked else "")
 
     def get_source_stamp(self) -> tuple:
         return ("kernel", self._digest)

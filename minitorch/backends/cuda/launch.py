@@ -30,13 +30,14 @@ The tile sizes of the shared-memory kernels shrink the same way (see
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import traceback
 from typing import Any, Callable
 
 from numba import config, cuda
+
+from .. import kernel_cache
 
 #: True when Numba's CUDA simulator runs the kernels (``NUMBA_ENABLE_CUDASIM=1``).
 SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -54,7 +55,8 @@ def grid(n: int, threads: int = THREADS) -> tuple:
 
 
 def course_checks() -> bool:
-    """True when ``MINITORCH_COURSE_CHECKS=1``: the course's test runs set it.
+    """True in a course test run (``MINITORCH_COURSE_CHECKS=1``, read by
+    :func:`minitorch.backends.kernel_cache.course_checks`).
 
     A compiled CUDA kernel raises an exception only when it was compiled with
     ``debug=True``; otherwise a ``raise`` inside a kernel is silently dropped
@@ -66,7 +68,7 @@ def course_checks() -> bool:
     Numba's cache key does not include the debug flag, so a cached optimised
     kernel could otherwise be loaded in its place.
     """
-    return os.environ.get("MINITORCH_COURSE_CHECKS", "") == "1"
+    return kernel_cache.course_checks()
 
 
 def kernel(fn: Callable) -> Any:
