@@ -10,7 +10,10 @@ function of the same file, lines moved) does not.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
+import json
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -255,3 +258,155 @@ def test_the_walk_follows_namespaces_made_in_code():
     kernels = [v for v in vars(cpu_reduce).values() if hasattr(v, "py_func")]
     assert any("minitorch/backends/cpu/bodies.py: _stack_array" in
                kernel_cache.kernel_sources(k.py_func) for k in kernels)
+
+
+# ---------------------------------------------------------------------------
+# The GPU: numba-cuda's own cache
+# ---------------------------------------------------------------------------
+CUDA_KERNELS = """\
+from numba import cuda
+
+from minitorch.backends.shared_bodies import compile_module
+
+from . import body as body_source
+
+body = compile_module(body_source, cuda.jit(device=True))
+
+
+@cuda.jit(cache=True)
+def apply(out, x):
+    out[0] = body.scale(x[0])
+"""
+
+# Runs without the simulator (it never caches), so ``cuda.jit(cache=True)`` makes
+# numba-cuda's real dispatcher and its ``CUDACache``.  No kernel can be compiled without a
+# GPU: ``Compiled`` stands in for one (what the cache pickles of it), saved and looked up
+# with the cache's own index, exactly as numba-cuda saves and loads a compiled kernel.
+CUDA_SCRIPT = """\
+import importlib, json, pickle, sys, types
+from pathlib import Path
+
+root = Path(sys.argv[1])
+body = sys.argv[2]
+from minitorch.backends import kernel_cache
+from minitorch.backends.cuda import elementwise
+
+real = elementwise.arith_strided._cache._impl.locator
+report = {"backend": [type(real).__name__,
+                      real.get_source_stamp()[1] == kernel_cache.kernel_digest(
+                          elementwise.arith_strided.py_func)]}
+kernel_cache.install_cuda()          # what launch.py does; again, it changes nothing
+kernel_cache.ROOTS.append(root / "cachepkg")
+kernel_cache.PACKAGE = root / "cachepkg"
+sys.path.insert(0, str(root))
+
+
+class Compiled:
+    codegen = types.SimpleNamespace(magic_tuple=lambda: ("nvptx64", "sm_90", ""))
+
+    def __init__(self, code):
+        self.code = code
+
+    def _reduce_states(self):
+        return {"machine code": self.code}
+
+
+SIG = "(int64[:], int64[:])"
+
+
+def load(module="cachepkg.cuda_kernels"):
+    for name in [m for m in sys.modules if m.startswith(("cachepkg", "elsewhere"))]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    return importlib.import_module(module)
+
+
+def state(cache):
+    locator = cache._impl.locator
+    index = Path(cache._cache_file._index_path)
+    stored = None
+    if index.exists():
+        with open(index, "rb") as f:
+            pickle.load(f)
+            stored = pickle.loads(f.read())[0][1]
+    found = cache._cache_file.load(cache._index_key(SIG, Compiled.codegen))
+    return {"locator": type(locator).__name__, "inner": type(locator._inner).__module__,
+            "stamp": locator.get_source_stamp()[1], "index": index.name, "stored": stored,
+            "found": found and found["machine code"]}
+
+
+def write(**parts):
+    (root / "cachepkg" / "body.py").write_text(body.format(**parts))
+
+
+steps = []
+write(scale="2", extra="", unused="1")
+cache = load().apply._cache
+cache.save_overload(SIG, Compiled("v1"))
+steps.append(state(cache))
+write(scale="2", extra="", unused="2")           # another function of the body file
+steps.append(state(load().apply._cache))
+write(scale="2", extra=" + 1", unused="2")       # the body the kernel inlines
+cache = load().apply._cache
+steps.append(state(cache))
+cache.save_overload(SIG, Compiled("v2"))         # what numba-cuda does after compiling
+steps.append(state(cache))
+report["steps"] = steps
+outside = load("elsewhere").apply._cache._impl.locator
+report["outside"] = [type(outside).__name__, type(outside).__module__]
+print(json.dumps(report))
+"""
+
+
+def test_cuda_kernels_get_the_kernel_stamp_in_numba_cudas_own_cache(tmp_path):
+    """numba-cuda keeps its own cache classes (``numba.cuda.core.caching``): its kernels
+    get the kernel stamp there, and a stale index is refused after an edit to a body the
+    kernel inlines, and only then.  One subprocess without the simulator (~3 s)."""
+    if importlib.util.find_spec("numba_cuda") is None:
+        pytest.skip("numba-cuda is not installed (pip install 'minitorch[cuda]')")
+    package = tmp_path / "cachepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "cuda_kernels.py").write_text(CUDA_KERNELS)
+    # The same kernel outside the folders minitorch stamps: numba-cuda's own locator.
+    (tmp_path / "elsewhere.py").write_text(
+        "from numba import cuda\n\n\n@cuda.jit(cache=True)\ndef apply(out):\n    out[0] = 1\n")
+    env = {k: v for k, v in os.environ.items() if k != kernel_cache.BY_CONTENT_ENV}
+    env.update(NUMBA_ENABLE_CUDASIM="0", NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"),
+               PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run([sys.executable, "-c", CUDA_SCRIPT, str(tmp_path), BODY],
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+
+    # The backend's own kernels: stamped by the code they are built from (launch.py installs
+    # the locator before the first kernel is decorated).
+    assert report["backend"] == ["CUDAKernelSourceLocator", True]
+    saved, unrelated, edited, rebuilt = report["steps"]
+    # numba-cuda's own locators find the place (NUMBA_CACHE_DIR, as numba-cuda reads it).
+    assert saved["locator"] == "CUDAKernelSourceLocator"
+    assert saved["inner"] == "numba.cuda.core.caching"
+    assert saved["stored"] == saved["stamp"] and saved["found"] == "v1"
+    # Another function of the body file changed: same stamp, the saved kernel is loaded.
+    assert unrelated["stamp"] == saved["stamp"] and unrelated["found"] == "v1"
+    # The body it inlines changed: a new stamp, the index on disk is stale, nothing loads
+    # (numba-cuda compiles again) ...
+    assert edited["stamp"] != saved["stamp"]
+    assert edited["stored"] == saved["stamp"] and edited["found"] is None
+    # ... and the rebuilt kernel's index holds the new stamp (same file: no line number).
+    assert rebuilt["index"] == saved["index"] and "-any" in saved["index"]
+    assert rebuilt["stored"] == edited["stamp"] and rebuilt["found"] == "v2"
+    # Not ours: left to numba-cuda.
+    assert report["outside"][1] == "numba.cuda.core.caching"
+    assert report["outside"][0] != "CUDAKernelSourceLocator"
+
+
+def test_the_cuda_locator_falls_back_through_numba_cudas_list_only():
+    # Each locator asks the list it belongs in: Numba's for the CPU, numba-cuda's for the
+    # GPU (numba.cuda.core.caching: importing it under the simulator loads no driver).
+    assert kernel_cache.KernelSourceLocator.cache_impl().__module__ == "numba.core.caching"
+    assert kernel_cache.CUDAKernelSourceLocator.cache_impl().__module__ == \
+        "numba.cuda.core.caching"
+    # The CPU list is not touched by install_cuda, nor the CUDA list by install.
+    from numba.core.caching import CacheImpl
+    assert kernel_cache.CUDAKernelSourceLocator not in CacheImpl._locator_classes

@@ -60,6 +60,15 @@ library's kernels are left to Numba.  Numba asks when the kernel is
 *decorated*, while its module is still being imported: the walk sees the
 globals defined so far, which is why a name not yet defined costs the
 kernel its whole file.
+
+**The GPU.**  The CUDA kernels are cached by numba-cuda, which keeps a
+cache machinery of its own (``numba.cuda.core.caching``: its own list of
+locators, its own ``CacheImpl``).  :func:`install_cuda` puts
+:class:`CUDAKernelSourceLocator` (the same stamp, falling back through
+numba-cuda's locators) first in that list.  It imports ``numba.cuda``, so it
+is not called by ``import minitorch``: ``backends/cuda/launch.py`` calls it
+right after its own ``from numba import cuda``, before any CUDA kernel is
+decorated.
 """
 
 from __future__ import annotations
@@ -69,6 +78,7 @@ import builtins
 import dis
 import enum
 import hashlib
+import importlib
 import os
 import re
 import sys
@@ -500,6 +510,10 @@ class KernelSourceLocator:
     compiled in debug mode and never cached: ``backends/cuda/launch.py``.)
     """
 
+    #: The module whose ``CacheImpl`` lists the locators this one falls back to (and
+    #: heads, once installed): Numba's for the CPU kernels.
+    caching_module = "numba.core.caching"
+
     def __init__(self, inner: Any, py_func: types.FunctionType, py_file: str) -> None:
         self._inner = inner
         # A str, as in Numba's own locators: Numba passes it to warnings.warn_explicit
@@ -509,19 +523,32 @@ class KernelSourceLocator:
         # Numba asks for the stamp and the cache path once, when the kernel is decorated.
         walk = _walk(py_func)
         self._digest = _digest(walk)
-        from numba.core import config
         #: Compile this kernel with bounds checks (a course run, a task's code in it).
-        self.checked = bool(config.BOUNDSCHECK or (config.BOUNDSCHECK is None
-                                                    and _students_code(walk.tasks)))
+        self.checked = self._bounds_checked(walk)
+
+    @staticmethod
+    def _bounds_checked(walk: _Walk) -> bool:
+        from numba.core import config  # noqa: E402  (Numba's settings, once Numba is loaded)
+        return bool(config.BOUNDSCHECK or (config.BOUNDSCHECK is None
+                                           and _students_code(walk.tasks)))
+
+    @classmethod
+    def cache_impl(cls) -> Any:
+        """The ``CacheImpl`` class whose ``_locator_classes`` this locator belongs in."""
+        return importlib.import_module(cls.caching_module).CacheImpl
 
     @classmethod
     def from_function(cls, py_func: Any, py_file: str) -> KernelSourceLocator | None:
-        """A locator for a kernel under :data:`ROOTS`; ``None`` (Numba decides) otherwise."""
+        """A locator for a kernel under :data:`ROOTS`; ``None`` (Numba decides) otherwise.
+
+        The place on disk is asked of the locators that follow this one in its
+        own list (:meth:`cache_impl`): Numba's for a CPU kernel, numba-cuda's
+        for a GPU kernel (they read their own ``NUMBA_CACHE_DIR`` setting).
+        """
         if not _watched(py_file):
             return None
-        from numba.core.caching import CacheImpl
-        for fallback in CacheImpl._locator_classes:
-            if fallback is cls:
+        for fallback in cls.cache_impl()._locator_classes:
+            if issubclass(fallback, KernelSourceLocator):
                 continue
             inner = fallback.from_function(py_func, py_file)
             if inner is not None:
@@ -575,24 +602,61 @@ def _enable_caching(dispatcher: Any) -> None:
 _numba_enable_caching = None
 
 
-def install(impl_class: Any = None) -> None:
+def install() -> None:
     """Put :class:`KernelSourceLocator` first in Numba's list of cache locators.
 
-    Called by ``backends/cpu/__init__.py`` and ``backends/cuda/__init__.py``,
-    before any kernel module is imported (Numba picks a kernel's locator
-    when ``@njit(cache=True)`` decorates it).  ``impl_class`` is the class
-    holding the list; by default Numba's ``CacheImpl``, whose list the CUDA
-    cache shares.  Also wraps the CPU dispatcher's ``enable_caching`` (see
+    Called by ``backends/cpu/__init__.py`` before any kernel module is
+    imported (Numba picks a kernel's locator when ``@njit(cache=True)``
+    decorates it).  Also wraps the CPU dispatcher's ``enable_caching`` (see
     :func:`_enable_caching`).  Calling it again does nothing.
     """
     global _numba_enable_caching
-    if impl_class is None:
-        from numba.core.caching import CacheImpl as impl_class
-    locators = impl_class._locator_classes
-    if KernelSourceLocator not in locators:
-        # A new list, not an insert: a subclass with its own list keeps it.
-        impl_class._locator_classes = [KernelSourceLocator, *locators]
+    _put_first(KernelSourceLocator)
     from numba.core.dispatcher import Dispatcher
     if _numba_enable_caching is None:
         _numba_enable_caching = Dispatcher.enable_caching
         Dispatcher.enable_caching = _enable_caching
+
+
+class CUDAKernelSourceLocator(KernelSourceLocator):
+    """:class:`KernelSourceLocator` for the CUDA kernels, in numba-cuda's own list.
+
+    numba-cuda (``numba.cuda``) does not use Numba's cache classes but copies of
+    them (``numba.cuda.core.caching``); its ``CUDACache`` asks its own list of
+    locators.  Without this one there, a GPU kernel would be stamped by its own
+    file's modification time only: after an edit to ``scalar_ops.py`` it would
+    load the machine code of the old arithmetic.
+
+    Bounds checks: numba-cuda compiles them in with ``NUMBA_BOUNDSCHECK=1`` (its
+    own reading of the setting), and its cache index does not tell the two
+    machine codes apart, so such a kernel's cache file is named ``-boundscheck``.
+    A course run's CUDA kernels are compiled in debug mode and never cached
+    (``cuda/launch.py``): no per-task checks here.
+    """
+
+    caching_module = "numba.cuda.core.caching"
+
+    @staticmethod
+    def _bounds_checked(walk: _Walk) -> bool:
+        # numba-cuda's own reading of the settings: only the CUDA backend imports numba.cuda.
+        from numba.cuda.core import config  # noqa: E402
+        return bool(config.BOUNDSCHECK)
+
+
+def install_cuda() -> None:
+    """Put :class:`CUDAKernelSourceLocator` first in numba-cuda's list of cache locators.
+
+    Imports ``numba.cuda``: called by ``backends/cuda/launch.py`` (the module
+    every CUDA kernel module imports before it decorates a kernel), never at
+    ``import minitorch``.  Calling it again does nothing.
+    """
+    _put_first(CUDAKernelSourceLocator)
+
+
+def _put_first(locator: type) -> None:
+    """Put ``locator`` first in the list of its ``CacheImpl``, once."""
+    impl_class = locator.cache_impl()
+    locators = impl_class._locator_classes
+    if locator not in locators:
+        # A new list, not an insert: a subclass with its own list keeps it.
+        impl_class._locator_classes = [locator, *locators]

@@ -24,9 +24,8 @@ GPU thread).  See docs/cuda.md.
 =================  ============================================================
 """
 
-from .. import kernel_cache  # noqa: E402
-
-# Numba's disk cache must know which files each kernel's code comes from (the
-# shared bodies it compiles in, see kernel_cache.py) before the first kernel
-# module is imported.
-kernel_cache.install()
+# The disk cache of the CUDA kernels is numba-cuda's own (``numba.cuda.core.caching``,
+# not Numba's): ``launch.py``, which every kernel module imports before decorating a
+# kernel, gives it the kernel stamps (``kernel_cache.install_cuda()``).  Not here:
+# this package is imported by ``import minitorch`` (``runtime``), which must not
+# import ``numba.cuda``.
