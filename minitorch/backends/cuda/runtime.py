@@ -5,7 +5,9 @@ answers (a tensor's device must exist before its kernels launch), and so
 does the public :mod:`minitorch.cuda` module, a thin wrapper over this one.
 Nothing here imports ``numba.cuda`` until a function is called, so importing
 this module (and ``minitorch``) stays cheap, and a machine without CUDA
-gets ``False`` and ``0`` rather than an import error.
+gets ``False`` and ``0`` rather than an import error; a CUDA tensor there is
+a ``RuntimeError`` that says which of three things is missing: a CUDA
+library, the NVIDIA driver, or a GPU (:func:`unavailable_reason`).
 
 Without an NVIDIA GPU, Numba's **CUDA simulator** stands in for one: set
 ``NUMBA_ENABLE_CUDASIM=1`` before Python starts and there is one simulated
@@ -14,27 +16,57 @@ device, ``cuda:0`` (see docs/cuda.md).
 
 from __future__ import annotations
 
+import importlib.util
 import weakref
 from typing import Any
 
+#: What to do instead, the end of every message below.
+_INSTEAD = ("Use device='cpu', or run the CUDA backend on Numba's CUDA simulator (slow; for "
+            "testing) by setting the environment variable NUMBA_ENABLE_CUDASIM=1 before "
+            "starting Python.")
+
+#: The general message (``minitorch.cuda.NO_CUDA_MESSAGE``); :func:`unavailable_reason`
+#: says which of the three below applies.
 NO_CUDA_MESSAGE = (
     "No CUDA device is available to minitorch: numba.cuda found no NVIDIA GPU with a working "
-    "driver (or numba-cuda is not installed: pip install 'minitorch[cuda]'). Use "
-    "device='cpu', or run the CUDA backend on Numba's CUDA simulator (slow; for testing) by "
-    "setting the environment variable NUMBA_ENABLE_CUDASIM=1 before starting Python.")
+    "driver (or numba-cuda is not installed: pip install 'minitorch[cuda]'). " + _INSTEAD)
+
+# Why there is no CUDA device, in PyTorch's words where it has some ({cause}: numba-cuda's).
+#: No driver: ``libcuda.so`` cannot be found or loaded, or fails to initialise.
+NO_DRIVER_MESSAGE = ("Found no working NVIDIA driver on your system ({cause}): install "
+                     "(or repair) the NVIDIA driver to use a GPU. " + _INSTEAD)
+#: A library on the Python side: numba-cuda itself, cuda-python, or NVVM (the CUDA compiler).
+MISSING_LIBRARY_MESSAGE = ("A CUDA library minitorch needs is missing ({cause}): pip install "
+                           "'minitorch[cuda]' installs numba-cuda with the CUDA compiler (NVVM) "
+                           "and libdevice. " + _INSTEAD)
+#: The driver works and sees no GPU (none installed, or ``CUDA_VISIBLE_DEVICES`` hides them).
+NO_DEVICE_MESSAGE = ("No CUDA GPUs are available: the NVIDIA driver works but reports no GPU "
+                     "({cause}; see nvidia-smi and CUDA_VISIBLE_DEVICES). " + _INSTEAD)
 
 _current = 0                 # the device that 'cuda' without an index means (set_device)
 _active: int | None = None   # the device whose context Numba has made current
 _allocated: dict = {}        # device index -> bytes held by live buffers
 
 
-def numba_cuda() -> Any:
-    """``numba.cuda``, imported on first use; ``None`` if it cannot be imported."""
+def _one_line(text: Any) -> str:
+    """The first non-blank line of ``text`` (numba-cuda's messages span several)."""
+    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")
+
+
+def _import_numba_cuda() -> tuple:
+    """``(numba.cuda, None)``, or ``(None, why it cannot be imported)``."""
     try:
         from numba import cuda
-    except Exception:   # no numba-cuda, a broken CUDA toolkit, ...
-        return None
-    return cuda
+    except Exception as e:   # no numba-cuda, a broken CUDA library, ...
+        if importlib.util.find_spec("numba_cuda") is None:
+            return None, "numba-cuda is not installed"
+        return None, f"importing numba.cuda failed: {type(e).__name__}: {_one_line(e)}"
+    return cuda, None
+
+
+def numba_cuda() -> Any:
+    """``numba.cuda``, imported on first use; ``None`` if it cannot be imported."""
+    return _import_numba_cuda()[0]
 
 
 def is_simulator() -> bool:
@@ -43,16 +75,43 @@ def is_simulator() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
+def unavailable_reason() -> str | None:
+    """Why tensors cannot go to a CUDA device, in one line; ``None`` when they can.
+
+    Three different causes, three different messages (one fix each):
+    :data:`MISSING_LIBRARY_MESSAGE` (``numba.cuda`` does not import, or NVVM
+    does not load), :data:`NO_DRIVER_MESSAGE` (the NVIDIA driver cannot be
+    found, loaded or initialised) and :data:`NO_DEVICE_MESSAGE` (the driver
+    works and sees no GPU).
+    """
+    cuda, import_error = _import_numba_cuda()
+    if cuda is None:
+        return MISSING_LIBRARY_MESSAGE.format(cause=import_error)
+    if is_simulator():
+        return None
+    # numba.cuda.is_available() is "the driver initialised and NVVM loaded"; it starts the
+    # driver (never raising), after which cuda_error() holds the driver's error, if any.
+    if cuda.is_available():
+        try:
+            count = len(cuda.gpus)
+        except Exception as e:   # the driver started, then failed to list the devices
+            return NO_DRIVER_MESSAGE.format(cause=f"{type(e).__name__}: {_one_line(e)}")
+        return NO_DEVICE_MESSAGE.format(cause="0 devices") if count == 0 else None
+    driver_error = cuda.cuda_error()
+    if driver_error is None:
+        return MISSING_LIBRARY_MESSAGE.format(cause="libNVVM, the CUDA compiler, did not load")
+    if "CUDA_ERROR_NO_DEVICE" in str(driver_error):
+        return NO_DEVICE_MESSAGE.format(cause="CUDA_ERROR_NO_DEVICE")
+    return NO_DRIVER_MESSAGE.format(cause=_one_line(driver_error))
+
+
 def device_count() -> int:
     """The number of CUDA devices (1 on the simulator, 0 without a GPU)."""
-    cuda = numba_cuda()
-    if cuda is None:
-        return 0
     try:
-        if not cuda.is_available():
+        if unavailable_reason() is not None:
             return 0
-        return len(cuda.gpus)
-    except Exception:   # a driver that fails to initialise counts as no device
+        return len(numba_cuda().gpus)
+    except Exception:   # a driver that fails in a way not foreseen counts as no device
         return 0
 
 
@@ -65,7 +124,7 @@ def check_device(index: int) -> int:
     """``index`` if CUDA device ``index`` exists; else PyTorch's RuntimeError."""
     count = device_count()
     if count == 0:
-        raise RuntimeError(NO_CUDA_MESSAGE)
+        raise RuntimeError(unavailable_reason() or NO_CUDA_MESSAGE)
     if not 0 <= index < count:
         raise RuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} was requested but "
                            f"{count} CUDA device{'s are' if count > 1 else ' is'} available")
