@@ -187,6 +187,7 @@ def test_runtime_says_whether_a_library_the_driver_or_a_gpu_is_missing(monkeypat
     from minitorch.backends.cuda import runtime
     monkeypatch.setattr(runtime, "_import_numba_cuda", lambda: numba_cuda)
     monkeypatch.setattr(runtime, "is_simulator", lambda: False)
+    monkeypatch.setattr(runtime, "numba_cuda_installed", lambda: True)
     assert runtime.device_count() == 0 and not runtime.is_available()
     with pytest.raises(RuntimeError) as info:
         runtime.check_device(0)
@@ -198,6 +199,22 @@ def test_runtime_says_whether_a_library_the_driver_or_a_gpu_is_missing(monkeypat
     assert len(set(kinds.values())) == 3
     assert [kind for kind, start in kinds.items() if message.startswith(start)] == [expected]
     assert cause in message
+
+
+def test_numbas_built_in_cuda_target_without_numba_cuda_asks_for_numba_cuda(monkeypatch):
+    # Numba 0.68 still ships a deprecated numba.cuda of its own: without numba-cuda it
+    # imports, and fails for want of a driver (or NVVM).  The fix to name is the extra.
+    from minitorch.backends.cuda import runtime
+    monkeypatch.setattr(runtime, "_import_numba_cuda",
+                        lambda: (_FakeNumbaCuda(False, DRIVER_NOT_FOUND), None))
+    monkeypatch.setattr(runtime, "is_simulator", lambda: False)
+    monkeypatch.setattr(runtime, "numba_cuda_installed", lambda: False)
+    assert runtime.unavailable_reason() == runtime.MISSING_LIBRARY_MESSAGE.format(
+        cause="numba-cuda is not installed")
+    # ... and where that built-in target does drive a GPU, it is used.
+    monkeypatch.setattr(runtime, "_import_numba_cuda",
+                        lambda: (_FakeNumbaCuda(True, gpus=["gpu0"]), None))
+    assert runtime.unavailable_reason() is None and runtime.device_count() == 1
 
 
 def test_runtime_counts_the_gpus_of_a_working_driver(monkeypatch):

@@ -53,12 +53,19 @@ def _one_line(text: Any) -> str:
     return next((line.strip() for line in str(text).splitlines() if line.strip()), "")
 
 
+def numba_cuda_installed() -> bool:
+    """Is numba-cuda (the ``cuda`` extra) installed?  Without it ``from numba import cuda``
+    may still import Numba's own built-in CUDA target (deprecated), which minitorch does
+    not rely on."""
+    return importlib.util.find_spec("numba_cuda") is not None
+
+
 def _import_numba_cuda() -> tuple:
     """``(numba.cuda, None)``, or ``(None, why it cannot be imported)``."""
     try:
         from numba import cuda
     except Exception as e:   # no numba-cuda, a broken CUDA library, ...
-        if importlib.util.find_spec("numba_cuda") is None:
+        if not numba_cuda_installed():
             return None, "numba-cuda is not installed"
         return None, f"importing numba.cuda failed: {type(e).__name__}: {_one_line(e)}"
     return cuda, None
@@ -79,16 +86,25 @@ def unavailable_reason() -> str | None:
     """Why tensors cannot go to a CUDA device, in one line; ``None`` when they can.
 
     Three different causes, three different messages (one fix each):
-    :data:`MISSING_LIBRARY_MESSAGE` (``numba.cuda`` does not import, or NVVM
-    does not load), :data:`NO_DRIVER_MESSAGE` (the NVIDIA driver cannot be
-    found, loaded or initialised) and :data:`NO_DEVICE_MESSAGE` (the driver
-    works and sees no GPU).
+    :data:`MISSING_LIBRARY_MESSAGE` (``numba.cuda`` does not import, NVVM
+    does not load, or numba-cuda is not installed), :data:`NO_DRIVER_MESSAGE`
+    (the NVIDIA driver cannot be found, loaded or initialised) and
+    :data:`NO_DEVICE_MESSAGE` (the driver works and sees no GPU).
     """
     cuda, import_error = _import_numba_cuda()
     if cuda is None:
         return MISSING_LIBRARY_MESSAGE.format(cause=import_error)
     if is_simulator():
         return None
+    reason = _driver_reason(cuda)
+    if reason is not None and not numba_cuda_installed():
+        # Numba's built-in CUDA target answered (and failed): install numba-cuda first.
+        return MISSING_LIBRARY_MESSAGE.format(cause="numba-cuda is not installed")
+    return reason
+
+
+def _driver_reason(cuda: Any) -> str | None:
+    """Why the imported ``numba.cuda`` has no device for minitorch; ``None`` if it has one."""
     # numba.cuda.is_available() is "the driver initialised and NVVM loaded"; it starts the
     # driver (never raising), after which cuda_error() holds the driver's error, if any.
     if cuda.is_available():
