@@ -627,20 +627,17 @@ class CUDAKernelSourceLocator(KernelSourceLocator):
     file's modification time only: after an edit to ``scalar_ops.py`` it would
     load the machine code of the old arithmetic.
 
-    Bounds checks: numba-cuda compiles them in with ``NUMBA_BOUNDSCHECK=1`` (its
-    own reading of the setting), and its cache index does not tell the two
-    machine codes apart, so such a kernel's cache file is named ``-boundscheck``.
-    A course run's CUDA kernels are compiled in debug mode and never cached
-    (``cuda/launch.py``): no per-task checks here.
+    Bounds checks: numba-cuda never compiles them into a kernel (its target
+    context switches them off, ``NUMBA_BOUNDSCHECK=1`` or not), so a CUDA
+    kernel has one machine code and one cache name.  A course run's CUDA
+    kernels are compiled in debug mode and never cached (``cuda/launch.py``).
     """
 
     caching_module = "numba.cuda.core.caching"
 
     @staticmethod
     def _bounds_checked(walk: _Walk) -> bool:
-        # numba-cuda's own reading of the settings: only the CUDA backend imports numba.cuda.
-        from numba.cuda.core import config  # noqa: E402
-        return bool(config.BOUNDSCHECK)
+        return False
 
 
 def install_cuda() -> None:
