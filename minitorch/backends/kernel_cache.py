@@ -576,9 +576,10 @@ class KernelSourceLocator:
         # no part in what a kernel is (its stamp is the text): dropping it keeps a kernel's
         # cache valid when an edit above it moves it down the file.
         # A kernel compiled with bounds checks (NUMBA_BOUNDSCHECK=1, or a task's kernel in a
-        # course run) is another machine code than the same kernel without them, but Numba's cache index does not tell the two apart: without
-        # a name of its own, a run with checks would load the unchecked kernel from the
-        # cache (and a write past the end would pass unseen).
+        # course run) is another machine code than the same kernel without them, but
+        # Numba's cache index does not tell the two apart: without a name of its own, a
+        # run with checks would load the unchecked kernel from the cache (and a write past
+        # the end would pass unseen).
         line = "any" if self._named else self._inner.get_disambiguator()
         return line + ("-boundscheck" if self.checked else "")
 
