@@ -289,12 +289,18 @@ from pathlib import Path
 root = Path(sys.argv[1])
 body = sys.argv[2]
 from minitorch.backends import kernel_cache
-from minitorch.backends.cuda import elementwise
+from minitorch.backends.cuda import backend
 
-real = elementwise.arith_strided._cache._impl.locator
-report = {"backend": [type(real).__name__,
-                      real.get_source_stamp()[1] == kernel_cache.kernel_digest(
-                          elementwise.arith_strided.py_func)]}
+kernels = {id(k): k for name, module in list(sys.modules.items())
+           if name.startswith("minitorch.backends.cuda.")
+           for k in vars(module).values() if hasattr(k, "_cache") and hasattr(k, "py_func")}
+caches = [k._cache for k in kernels.values()]
+report = {"backend": sorted({type(c._impl.locator).__name__ for c in caches}),
+          "stamped": all(c._impl.locator.get_source_stamp()[1] ==
+                         kernel_cache.kernel_digest(k.py_func)
+                         for c, k in zip(caches, kernels.values())),
+          "kernels": len(caches),
+          "files": len({(c.cache_path, c._impl.filename_base) for c in caches})}
 kernel_cache.install_cuda()          # what launch.py does; again, it changes nothing
 kernel_cache.ROOTS.append(root / "cachepkg")
 kernel_cache.PACKAGE = root / "cachepkg"
@@ -361,7 +367,7 @@ print(json.dumps(report))
 def test_cuda_kernels_get_the_kernel_stamp_in_numba_cudas_own_cache(tmp_path):
     """numba-cuda keeps its own cache classes (``numba.cuda.core.caching``): its kernels
     get the kernel stamp there, and a stale index is refused after an edit to a body the
-    kernel inlines, and only then.  One subprocess without the simulator (~3 s)."""
+    kernel inlines, and only then.  One subprocess without the simulator (~4 s)."""
     if importlib.util.find_spec("numba_cuda") is None:
         pytest.skip("numba-cuda is not installed (pip install 'minitorch[cuda]')")
     package = tmp_path / "cachepkg"
@@ -380,8 +386,10 @@ def test_cuda_kernels_get_the_kernel_stamp_in_numba_cudas_own_cache(tmp_path):
     report = json.loads(done.stdout.splitlines()[-1])
 
     # The backend's own kernels: stamped by the code they are built from (launch.py installs
-    # the locator before the first kernel is decorated).
-    assert report["backend"] == ["CUDAKernelSourceLocator", True]
+    # the locator before the first kernel is decorated), each in a cache file of its own.
+    assert report["backend"] == ["CUDAKernelSourceLocator"]
+    assert report["stamped"] and report["kernels"] > 40
+    assert report["files"] == report["kernels"]
     saved, unrelated, edited, rebuilt = report["steps"]
     # numba-cuda's own locators find the place (NUMBA_CACHE_DIR, as numba-cuda reads it).
     assert saved["locator"] == "CUDAKernelSourceLocator"
