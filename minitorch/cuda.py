@@ -29,10 +29,12 @@ from .random import cuda_generator, seed_cuda
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
            "manual_seed", "manual_seed_all", "seed", "initial_seed", "get_rng_state",
            "set_rng_state", "memory_allocated", "empty_cache", "get_device_name",
-           "is_simulator", "NO_CUDA_MESSAGE"]
+           "is_simulator", "unavailable_reason", "NO_CUDA_MESSAGE"]
 
 NO_CUDA_MESSAGE = runtime.NO_CUDA_MESSAGE
 is_simulator = runtime.is_simulator
+#: Why there is no CUDA device, in one line (missing library, no driver, no GPU), or None.
+unavailable_reason = runtime.unavailable_reason
 is_available = runtime.is_available
 device_count = runtime.device_count
 

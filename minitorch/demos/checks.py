@@ -43,7 +43,7 @@ def check_device(text: str) -> str:
         raise UserError(f"--device {text}: unknown device; use cpu or cuda[:N]") from None
     if dev.type == "cuda":
         if not cuda.is_available():
-            raise UserError(f"--device {text}: {cuda.NO_CUDA_MESSAGE}")
+            raise UserError(f"--device {text}: {cuda.unavailable_reason() or cuda.NO_CUDA_MESSAGE}")
         index = dev.index or 0
         if index >= cuda.device_count():
             raise UserError(f"--device {text}: minitorch sees {cuda.device_count()} CUDA "
