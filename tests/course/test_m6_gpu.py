@@ -322,7 +322,12 @@ def reductions(draw):
     keep = [d for d in range(ndim) if not reduced[d]]
     red = [d for d in range(ndim) if reduced[d]]
     x0 = draw(st.integers(0, 2))
-    return (x0, x0 + step, tuple(shape[d] for d in keep), tuple(strides[d] for d in keep),
+    keep_shape, keep_st = tuple(shape[d] for d in keep), tuple(strides[d] for d in keep)
+    if not keep:
+        # As the backend launches it: a kernel indexing an empty tuple in a loop does not
+        # compile for a GPU (the simulator, running Python, never notices).
+        keep_shape, keep_st = (1,), (0,)
+    return (x0, x0 + step, keep_shape, keep_st,
             tuple(shape[d] for d in red), tuple(strides[d] for d in red),
             draw(st.integers(1, 3)))
 
