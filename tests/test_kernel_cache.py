@@ -418,3 +418,33 @@ def test_the_cuda_locator_falls_back_through_numba_cudas_list_only():
     # The CPU list is not touched by install_cuda, nor the CUDA list by install.
     from numba.core.caching import CacheImpl
     assert kernel_cache.CUDAKernelSourceLocator not in CacheImpl._locator_classes
+
+
+def test_outlines_are_kept_on_disk_by_content_and_a_bad_copy_is_never_trusted(tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.delenv(kernel_cache.BY_CONTENT_ENV, raising=False)
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "kernels.py"
+    source.write_text("X = 1\n\n\ndef f(x):\n    # Task 9.1: f\n    return x + X\n")
+    first = kernel_cache.outline(source)
+    stored = kernel_cache._outline_file(source)
+    assert stored.is_file() and stored.is_relative_to(tmp_path / "cache")
+    assert first.tasks == {(4, 6): frozenset({"9.1"})}
+    # A second process reads the copy: the same outline, without parsing the file.
+    kernel_cache._outline.cache_clear()
+    monkeypatch.setattr(kernel_cache, "_parse", None)           # parsing would raise
+    assert kernel_cache.outline(source) == first
+    monkeypatch.undo()
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    # The file changes (same size, same modification time): the copy is not used.
+    stat = source.stat()
+    source.write_text(source.read_text().replace("x + X", "x - X"))
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    kernel_cache._outline.cache_clear()
+    changed = kernel_cache.outline(source)
+    assert changed.syntax((4, 6)) != first.syntax((4, 6)) and changed.outline == first.outline
+    # A damaged or hostile copy is parsed again and replaced, never trusted.
+    for junk in ("{", '{"version": 1, "sha256": 5}', "[]", "\0" * 10):
+        stored.write_text(junk)
+        kernel_cache._outline.cache_clear()
+        assert kernel_cache.outline(source) == changed

@@ -79,6 +79,7 @@ import dis
 import enum
 import hashlib
 import importlib
+import json
 import os
 import re
 import sys
@@ -104,19 +105,19 @@ ROOTS: list[Path] = [PACKAGE / "backends"]
 class Outline:
     """A source file cut into its top-level functions and everything else.
 
-    Each part is kept as the dump of its syntax tree (``ast.dump``), not as
+    Each part is kept as a hash of its syntax tree (``ast.dump``), not of its
     text: a comment, a blank line or a line moved is no change to the code.
     """
 
     #: ``(first line, last line, name, syntax)`` of each top-level ``def``, decorators
-    #: included (lines 1-based, inclusive).
+    #: included (lines 1-based, inclusive); ``syntax`` is the SHA-256 of its tree's dump.
     defs: tuple
     #: ``{(first, last): task ids}`` of the top-level functions that hold a course task
     #: (a ``# Task M.N:`` line, or an edition's stub ``raise NotImplementedError("Task M.N: ...")``).
     tasks: dict
-    #: The syntax of every top-level statement that is not a function.
+    #: The syntax of every top-level statement that is not a function (a SHA-256).
     outline: str
-    #: The whole file's syntax.
+    #: The whole file's syntax, every top-level statement in order (a SHA-256).
     whole: str
 
     def span_at(self, lineno: int) -> tuple | None:
@@ -140,23 +141,80 @@ def outline(path: Path) -> Outline:
     return _outline(str(path), stat.st_mtime_ns, stat.st_size)
 
 
+#: Bumped when :class:`Outline` or the way it is computed changes (the files on disk).
+_OUTLINE_VERSION = 1
+
+
 @lru_cache(maxsize=None)
 def _outline(path_name: str, mtime_ns: int, size: int) -> Outline:
-    text = Path(path_name).read_text(encoding="utf-8")
+    """The outline of a file, from its copy on disk when the file's text is the same.
+
+    Parsing and dumping a file's syntax tree takes about 60 ms; a program that
+    computes imports some twenty kernel files, which made every process start
+    1.3 s later.  So the outline is kept in a small JSON file beside Numba's
+    cache (:func:`_outline_file`), under the SHA-256 of the source's bytes: a
+    changed file is parsed again, whatever its modification time says.
+    """
+    data = Path(path_name).read_bytes()
+    key = hashlib.sha256(data).hexdigest()
+    stored = _outline_file(Path(path_name))
+    try:
+        kept = json.loads(stored.read_text(encoding="utf-8"))
+        if kept["version"] == _OUTLINE_VERSION and kept["sha256"] == key:
+            return Outline(tuple((int(a), int(b), str(n), str(h)) for a, b, n, h in kept["defs"]),
+                           {(int(a), int(b)): frozenset(ids) for a, b, ids in kept["tasks"]},
+                           str(kept["outline"]), str(kept["whole"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass                        # none yet, another file's, or damaged: parse the file
+    shape = _parse(data.decode("utf-8"), path_name)
+    record = {"version": _OUTLINE_VERSION, "sha256": key, "defs": shape.defs,
+              "tasks": [[a, b, sorted(ids)] for (a, b), ids in shape.tasks.items()],
+              "outline": shape.outline, "whole": shape.whole}
+    try:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        partial = stored.with_name(f"{stored.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(partial, stored)         # never a half-written file under the real name
+    except OSError:
+        pass                                # a read-only checkout: parse again next time
+    return shape
+
+
+def _parse(text: str, path_name: str) -> Outline:
     lines = text.splitlines()
     tree = ast.parse(text, path_name)
-    defs, rest, tasks = [], [], {}
+    defs, rest, tasks, order = [], [], {}, []
     for node in tree.body:
+        syntax = hashlib.sha256(ast.dump(node).encode()).hexdigest()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            defs.append((first, node.end_lineno, node.name, ast.dump(node)))
+            defs.append((first, node.end_lineno, node.name, syntax))
             ids = {m.group(2) for line in lines[first - 1:node.end_lineno]
                    for m in _TASK.finditer(line)}
             if ids:
                 tasks[(first, node.end_lineno)] = frozenset(ids)
+            order.append("def " + syntax)
         else:
-            rest.append(ast.dump(node))
-    return Outline(tuple(defs), tasks, "\n".join(rest), ast.dump(tree))
+            rest.append(syntax)
+            order.append(syntax)
+    digest = lambda parts: hashlib.sha256("\n".join(parts).encode()).hexdigest()  # noqa: E731
+    return Outline(tuple(defs), tasks, digest(rest), digest(order))
+
+
+def _outline_file(path: Path) -> Path:
+    """Where the outline of ``path`` is kept: beside the kernels' caches.
+
+    Under ``MINITORCH_KERNEL_CACHE_BY_CONTENT`` (shared by many copies of the
+    repository) or ``NUMBA_CACHE_DIR`` when set, else in the ``__pycache__``
+    folder beside the file, as Python's byte code is.
+    """
+    from numba.core import config
+    rel = (path.relative_to(PACKAGE.parent) if path.is_relative_to(PACKAGE.parent)
+           else Path(path.name))
+    shared = _by_content() or config.CACHE_DIR
+    if shared:
+        return Path(shared) / "outlines" / rel.with_suffix(".outline.json")
+    return path.parent / "__pycache__" / f"{path.stem}.outline.json"
 
 
 #: A course task's marker: ``# Task 2.2: ...`` in the reference, the stub's message
