@@ -58,6 +58,11 @@ from numba.np.numpy_support import from_dtype
 
 from .. import kernel_cache
 
+# numba-cuda keeps a cache machinery of its own: it gets the kernel stamps here, before any
+# CUDA kernel is decorated (every kernel module imports this one first), not at
+# ``import minitorch``, which must not import numba.cuda (see kernel_cache.install_cuda).
+kernel_cache.install_cuda()
+
 #: True when Numba's CUDA simulator runs the kernels (``NUMBA_ENABLE_CUDASIM=1``).
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
@@ -94,7 +99,8 @@ def kernel(fn: Callable) -> Any:
     """Compile ``fn`` as a CUDA kernel: ``cuda.jit(cache=True)``.
 
     Every kernel of ``backends/cuda`` is compiled by this one decorator, so
-    the course's debug build (:func:`course_checks`) is decided in one place,
+    the debug build (every kernel of a course run, :func:`course_checks`, and
+    an edition's stub in any run, :func:`is_stub`) is decided in one place,
     and so are the checks of the launch signatures (a :class:`WatchedKernel`
     when :data:`SIGNATURES_ENV` or :data:`RECORD_ENV` is set).
     """
