@@ -156,6 +156,28 @@ def test_the_list_is_written_as_the_tool_writes_it_and_every_entry_reads(launch)
                 launch.parse_type(text)
 
 
+#: The dtypes the other CUDA tests hardly launch (they use float32, float64, int64, bool).
+_MORE_DTYPES = ["float16", "bfloat16", "int32", "uint8"]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", _MORE_DTYPES)
+def test_the_basic_kernels_run_in_every_dtype_on_the_simulator(launch, dtype):
+    """Elementwise, compare, sum, a strided copy and a cast in the dtypes the other tests
+    leave out, against NumPy: their signatures go into the list, so the PTX test compiles
+    them for real (float16's arithmetic calls a library numba-cuda links in).  Nothing runs
+    on the CPU backend (no CPU kernel to compile for these dtypes).  ~0.3 s."""
+    import minitorch as torch
+    a, b = np.array([[1, 2, 3], [4, 5, 6]]), np.array([[3, 2], [2, 5], [1, 4]])
+    x = torch.tensor(a.tolist(), dtype=getattr(torch, dtype), device="cuda")
+    y = torch.tensor(b.tolist(), dtype=getattr(torch, dtype), device="cuda").t()  # strided
+    checks = [(x + y, a + b.T), (x < y, a < b.T), (x.sum(), a.sum()),
+              (y.contiguous(), b.T), (x.float(), a)]
+    for got, want in checks:
+        assert got.device.type == "cuda", got
+        np.testing.assert_array_equal(got.float().cpu().numpy(), want)
+
+
 # ---------------------------------------------------------------------------
 # Stubs: which kernels launch.kernel builds for debug, and the PTX flag check
 # ---------------------------------------------------------------------------

@@ -142,9 +142,12 @@ def assemble(ptxas: str, ptx: str, cc: tuple, folder: Path, stem: str) -> str | 
     source = folder / f"{stem}_{arch}.ptx"
     source.write_text(ptx, encoding="utf-8")
     # -O0: what is checked here (the instructions and resources the architecture has)
-    # does not depend on ptxas' optimisation, which halves its time.
-    done = subprocess.run([ptxas, f"-arch={arch}", "-O0", "-o", os.devnull, str(source)],
-                          capture_output=True, text=True)
+    # does not depend on ptxas' optimisation, which halves its time.  -c (relocatable code)
+    # where the PTX calls functions of a library numba-cuda links in at load time (float16
+    # arithmetic: ``.extern .func``), which are left to that link.
+    extern = ["-c"] if re.search(r"^\.extern \.func", ptx, re.M) else []
+    done = subprocess.run([ptxas, f"-arch={arch}", "-O0", *extern, "-o", os.devnull,
+                           str(source)], capture_output=True, text=True)
     source.unlink()
     return None if done.returncode == 0 else (done.stderr or done.stdout).strip()[-1500:]
 

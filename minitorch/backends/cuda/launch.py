@@ -290,20 +290,22 @@ def listed_signatures(path: str) -> dict:
 
 def _launched(name: str, args: tuple) -> None:
     """Record and/or check the signature of a launch of kernel ``name`` with ``args``."""
-    key = (name, launch_signature(args))
+    signature = launch_signature(args)
+    folder, path = os.environ.get(RECORD_ENV), os.environ.get(SIGNATURES_ENV)
+    # Seen under these settings: a test that changes them (monkeypatch) must not make a
+    # signature count as recorded or checked where it was not.
+    key = (folder, path, name, signature)
     if key in _seen:
         return
-    folder = os.environ.get(RECORD_ENV)
     if folder:
         # One line per new signature, appended at once: a crashed test keeps what it saw,
         # and no two processes share a file.
         with open(Path(folder) / f"{os.getpid()}.jsonl", "a", encoding="utf-8") as f:
-            f.write(json.dumps([name, list(key[1])]) + "\n")
-    path = os.environ.get(SIGNATURES_ENV)
-    if path and key[1] not in listed_signatures(path).get(name, ()):
+            f.write(json.dumps([name, list(signature)]) + "\n")
+    if path and signature not in listed_signatures(path).get(name, ()):
         raise UnlistedLaunch(
             f"CUDA kernel {name} launched with a signature not in {path}: "
-            f"({', '.join(key[1])}). Every listed signature is compiled for a real GPU "
+            f"({', '.join(signature)}). Every listed signature is compiled for a real GPU "
             f"(tests/test_cuda_ptx.py): record the list again with `{REFRESH}` and commit it.")
     _seen.add(key)
 
