@@ -61,7 +61,15 @@ from .. import kernel_cache
 # numba-cuda keeps a cache machinery of its own: it gets the kernel stamps here, before any
 # CUDA kernel is decorated (every kernel module imports this one first), not at
 # ``import minitorch``, which must not import numba.cuda (see kernel_cache.install_cuda).
-kernel_cache.install_cuda()
+try:
+    kernel_cache.install_cuda()
+except ModuleNotFoundError as e:
+    if not (e.name or "").startswith("numba.cuda"):
+        raise
+    # Numba's built-in CUDA target (numba-cuda not installed: no ``numba.cuda.core``)
+    # caches through Numba's own CacheImpl, which the CPU backend's
+    # kernel_cache.install() stamps already.
+    kernel_cache.install()
 
 #: True when Numba's CUDA simulator runs the kernels (``NUMBA_ENABLE_CUDASIM=1``).
 SIMULATOR = bool(config.ENABLE_CUDASIM)
