@@ -9,8 +9,17 @@ the kernels for real (see docs/cuda.md).
 """
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# Every CUDA launch of the suite must be listed in tests/cuda_signatures.json, which
+# tests/test_cuda_ptx.py compiles for real GPUs (backends/cuda/launch.py checks each launch;
+# tools/cuda_signatures.py records the list again).  Not in a student's edition
+# (COURSE_EDITION.json): a student's kernels are compiled by their own tests.
+_ROOT = Path(__file__).resolve().parents[1]
+if (_ROOT / "tests" / "cuda_signatures.json").is_file() \
+        and not (_ROOT / "COURSE_EDITION.json").is_file():
+    os.environ.setdefault("MINITORCH_CUDA_SIGNATURES", str(_ROOT / "tests" / "cuda_signatures.json"))
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, Phase, settings  # noqa: E402
@@ -77,7 +86,8 @@ def pytest_configure(config) -> None:
 
 #: Test files whose tests take a minute or more each (measured in CI: the course's edition
 #: checks 40-210 s, the docs build 70 s).
-LONGEST = ("tests/test_course_edition.py", "tests/test_docs.py")
+LONGEST = ("tests/test_course_edition.py", "tests/test_docs.py",
+           "tests/test_cuda_ptx.py::test_every_kernel_compiles_for")
 
 
 def pytest_collection_modifyitems(config, items) -> None:

@@ -247,14 +247,7 @@ def test_the_shards_cover_every_signature_once(shards):
 #: Signatures that do not compile, pending a fix outside this test's reach (reported to the
 #: lead): ``{(kernel, signature): why}``.  The test fails when this is wrong either way:
 #: another signature fails, or one of these compiles again.
-_1D = ["UniTuple(int64, 1)"]
-KNOWN = {
-    ("minitorch.backends.cuda.index.scatter_owner",
-     ("int64", "float32[::1]", "int64", *_1D, "int64[::1]", "int64", *_1D, "int64",
-      "float32[::1]", "int64", *_1D, *_1D, "int64", "int64", "int64", "int64")):
-        "a scatter along a 1-d tensor's only dim: index_maps.line_positions indexes "
-        "shape[:-1], an empty tuple, in layout.to_index's loop (getitem(Tuple(), int64))",
-}
+KNOWN: dict = {}
 
 #: The jobs of tools/cuda_ptx.py, one subprocess each, of similar cost.
 JOBS = ["signatures:0/2 fused", "signatures:1/2 stubs"]

@@ -527,6 +527,11 @@ def scatter(op: str, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None
     shape = idx.shape
     lines, (tst, ist, sst) = coalesce(without(shape, dim), without(tgt.strides, dim),
                                       without(idx.strides, dim), without(src.strides, dim))
+    if not lines:
+        # A 1-d scatter has one line: given as a dim of size 1 (as reduce() pads an empty
+        # keep shape), since the kernel's index arithmetic cannot index an empty tuple
+        # on a GPU (the simulator, running Python, can).
+        lines, tst, ist, sst = (1,), (0,), (0,), (0,)
     k = shape[dim]
     n_lines = numel(lines)
     lo, span, nb = _buckets(n_lines, k, idx)
