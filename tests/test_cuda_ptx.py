@@ -63,27 +63,27 @@ def test_a_type_is_spelled_so_that_it_reads_back_as_itself(launch):
     values = [3, 2.5, True, np.float32(1), np.uint64(2), (), (1,), (1, 2), (1, 2.0),
               SGDStep(0.1, 0.0, 0.0, 0.0, False, False, True), np.zeros(3), np.zeros(5)[::2],
               np.zeros((2, 3)), np.zeros((2, 3)).T, np.zeros(3, bool), read_only]
-    spelled = [launch.type_text(launch.argument_type(v)) for v in values]
+    spelled = [launch.signatures.type_text(launch.signatures.argument_type(v)) for v in values]
     assert spelled[:6] == ["int64", "float64", "boolean", "float32", "uint64", "Tuple(())"]
     assert spelled[10:14] == ["float64[::1]", "float64[:]", "float64[:, ::1]", "float64[::1, :]"]
     for value, text in zip(values, spelled):
-        assert launch.parse_type(text) == launch.argument_type(value), text
-    assert launch.parse_type("boolean") == types.boolean
+        assert launch.signatures.parse_type(text) == launch.signatures.argument_type(value), text
+    assert launch.signatures.parse_type("boolean") == types.boolean
 
 
 @pytest.mark.parametrize("text", ["foo", "1 + 1", "__import__('os')", "float64[::1", ""])
 def test_a_text_that_names_no_type_is_rejected(launch, text):
     with pytest.raises(ValueError, match="not a Numba type"):
-        launch.parse_type(text)
+        launch.signatures.parse_type(text)
 
 
 def test_a_simulator_array_is_typed_as_a_device_array_on_a_gpu(launch):
     from numba.core import types
-    assert launch.argument_type(cuda.to_device(np.zeros(4, np.float32))) == types.float32[::1]
+    assert launch.signatures.argument_type(cuda.to_device(np.zeros(4, np.float32))) == types.float32[::1]
     broadcast = np.lib.stride_tricks.as_strided(np.zeros(1), (3,), (0,))
-    assert launch.argument_type(cuda.to_device(np.zeros((2, 3)))) == types.float64[:, ::1]
-    assert launch.argument_type(cuda.to_device(broadcast)).layout == "A"
-    assert launch.argument_type(cuda.to_device(np.zeros(0))).layout == "C"   # empty: C
+    assert launch.signatures.argument_type(cuda.to_device(np.zeros((2, 3)))) == types.float64[:, ::1]
+    assert launch.signatures.argument_type(cuda.to_device(broadcast)).layout == "A"
+    assert launch.signatures.argument_type(cuda.to_device(np.zeros(0))).layout == "C"   # empty: C
 
 
 def toy_kernel(x, n):
@@ -98,11 +98,11 @@ TOY = f"{toy_kernel.__module__}.toy_kernel"
 
 def _toy(launch, monkeypatch, **env):
     """``toy_kernel`` made by launch.kernel with ``env`` set (it decides at decoration)."""
-    for name in (launch.SIGNATURES_ENV, launch.RECORD_ENV):
+    for name in (launch.signatures.SIGNATURES_ENV, launch.signatures.RECORD_ENV):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(launch, "_seen", set())
+    monkeypatch.setattr(launch.signatures, "_seen", set())
     return launch.kernel(toy_kernel)
 
 
@@ -115,11 +115,11 @@ def _listed(tmp_path: Path, signatures: list) -> Path:
 def test_a_launch_with_an_unlisted_signature_fails_naming_it(launch, monkeypatch, tmp_path):
     path = _listed(tmp_path, [["float64[::1]", "int64"]])
     toy = _toy(launch, monkeypatch, MINITORCH_CUDA_SIGNATURES=str(path))
-    assert isinstance(toy, launch.WatchedKernel) and toy.py_func is toy_kernel
+    assert isinstance(toy, launch.signatures.WatchedKernel) and toy.py_func is toy_kernel
     x = np.zeros(3)
     toy[1, 4](x, 3)                                   # listed: runs
     assert list(x) == [0, 1, 2]
-    with pytest.raises(launch.UnlistedLaunch) as info:
+    with pytest.raises(launch.signatures.UnlistedLaunch) as info:
         toy[1, 4](np.zeros(3, np.float32), 3)         # float32: not listed
     message = str(info.value)
     assert TOY in message and "float32[::1], int64" in message
@@ -128,8 +128,8 @@ def test_a_launch_with_an_unlisted_signature_fails_naming_it(launch, monkeypatch
 
 def test_an_unreadable_list_is_one_clear_error(launch, monkeypatch, tmp_path):
     toy = _toy(launch, monkeypatch, MINITORCH_CUDA_SIGNATURES=str(tmp_path / "none.json"))
-    monkeypatch.setattr(launch, "_listed", {})
-    with pytest.raises(launch.UnlistedLaunch, match="cannot read the CUDA launch signatures"):
+    monkeypatch.setattr(launch.signatures, "_listed", {})
+    with pytest.raises(launch.signatures.UnlistedLaunch, match="cannot read the CUDA launch signatures"):
         toy[1, 1](np.zeros(1), 1)
 
 
@@ -142,7 +142,7 @@ def test_recording_writes_each_new_signature_once(launch, monkeypatch, tmp_path)
 
 
 def test_without_the_variables_a_kernel_is_numbas_own(launch, monkeypatch):
-    assert not isinstance(_toy(launch, monkeypatch), launch.WatchedKernel)
+    assert not isinstance(_toy(launch, monkeypatch), launch.signatures.WatchedKernel)
 
 
 def test_the_list_is_written_as_the_tool_writes_it_and_every_entry_reads(launch):
@@ -154,7 +154,7 @@ def test_the_list_is_written_as_the_tool_writes_it_and_every_entry_reads(launch)
         assert name.startswith("minitorch.backends.cuda."), name
         for signature in signatures:
             for text in signature:
-                launch.parse_type(text)
+                launch.signatures.parse_type(text)
 
 
 #: The dtypes the other CUDA tests hardly launch (they use float32, float64, int64, bool).

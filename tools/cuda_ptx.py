@@ -159,7 +159,7 @@ def _failure(what: str, signature: list, error: BaseException | str) -> dict:
 
 def _compile_all(jobs: list, ptxas: str) -> tuple:
     """Compile and assemble ``jobs`` (``(name, py_func, argtypes, options)``)."""
-    from minitorch.backends.cuda.launch import type_text
+    from minitorch.backends.cuda.signatures import type_text
     failures, compiled, ptxes = [], 0, {}
     with tempfile.TemporaryDirectory(prefix="minitorch-ptx-") as tmp:
         for k, (name, py_func, argtypes, options) in enumerate(jobs):
@@ -196,7 +196,7 @@ def shard_of(pairs: list, shard: int, shards: int) -> list:
 
 def signature_jobs(shard: int, shards: int) -> list:
     """The listed (kernel, signature) pairs of part ``shard`` of ``shards``."""
-    from minitorch.backends.cuda.launch import parse_type
+    from minitorch.backends.cuda.signatures import parse_type
     kernels = json.loads(LIST.read_text(encoding="utf-8"))["kernels"]
     pairs = [(name, sig) for name in sorted(kernels) for sig in kernels[name]]
     jobs = []
@@ -300,7 +300,8 @@ def writes_the_flag(ptx: str) -> bool:
 
 
 def stub_checks(ptxas: str) -> tuple:
-    from minitorch.backends.cuda.launch import is_stub, parse_type
+    from minitorch.backends.cuda.launch import is_stub
+    from minitorch.backends.cuda.signatures import parse_type
     kernels = json.loads(LIST.read_text(encoding="utf-8"))["kernels"]
     failures, compiled = [], 0
     with tempfile.TemporaryDirectory(prefix="minitorch-stubs-") as tmp:

@@ -5,7 +5,7 @@ arguments it is launched with.  The simulator never compiles anything, so
 ``tests/test_cuda_ptx.py`` compiles every signature of this list for real
 GPUs (NVVM to PTX, then ``ptxas``), and every test run checks that no
 kernel is launched with a signature the list lacks
-(``minitorch/backends/cuda/launch.py``).  After a change that launches a
+(``minitorch/backends/cuda/signatures.py``).  After a change that launches a
 kernel in a new way, record the list again and commit it::
 
     python tools/cuda_signatures.py            # runs `pytest -m cuda` on the simulator
@@ -33,7 +33,7 @@ LIST = ROOT / "tests" / "cuda_signatures.json"
 
 ABOUT = ("Every (kernel, argument types) the CUDA tests launch, recorded on the simulator by "
          "`python tools/cuda_signatures.py`; tests/test_cuda_ptx.py compiles each for real GPUs. "
-         "Types are spelled as minitorch.backends.cuda.launch.type_text writes them.")
+         "Types are spelled as minitorch.backends.cuda.signatures.type_text writes them.")
 
 
 def recorded(folder: Path) -> dict:

@@ -11,6 +11,7 @@ GPU thread).  See docs/cuda.md.
 =================  ============================================================
 ``runtime``        the devices: how many, their names, the current one
 ``launch``         launch geometry (threads, blocks, tiles) and device functions
+``signatures``     the argument types kernels are launched with, checked in the tests
 ``bodies``         the shared kernel bodies (``backends/*.py``), compiled for the GPU
 ``backend``        the backend interface, as in ``cpu/backend.py``
 ``elementwise``    strided copy, fill, map (unary), zip (binary), where
