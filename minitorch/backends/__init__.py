@@ -3,7 +3,8 @@
 The layers above never call Numba.  They hand a backend *operands*, each a
 buffer plus the header that says how to read it, and the backend runs the
 loop.  The interface every backend provides (``cpu/backend.py``,
-``cuda/backend.py``):
+``cuda/backend.py``) is declared, with every signature, in ``interface.py``
+(:class:`~minitorch.backends.interface.Backend`); in short:
 
 =========================  =====================================================
 ``allocate(n, dt)``        a new flat buffer of ``n`` elements of NumPy dtype ``dt``
@@ -11,9 +12,9 @@ loop.  The interface every backend provides (``cpu/backend.py``,
 ``to_host(buf)``           a NumPy array with a buffer's elements
 ``copy(src, dst)``         ``dst[...] = src[...]`` for any strides, casting dtypes
 ``fill(dst, value)``       every element of ``dst`` set to ``value``
-``unary(op, a, out)``      ``out = f(a)``; families ``'fast'``, ``'math'``, ``'int'``
-``binary(op, a, b, out)``  ``out = f(a, b)``; families ``'arith'``, ``'math'``,
-                           ``'int'``, ``'compare'``
+``unary(op, a, out)``      ``out = f(a)``; families ``FAST``, ``MATH``, ``INT``
+``binary(op, a, b, out)``  ``out = f(a, b)``; families ``ARITH``, ``MATH``,
+                           ``INT``, ``COMPARE`` (constants of ``interface.py``)
 ``where(c, a, b, out)``    ``out = a if c else b``
 ``reduce(...)``            sum/prod/max/min/argmax/argmin/all/any over dims
 ``scan(...)``              cumulative sum and product along rows
@@ -23,6 +24,10 @@ conv kernels               im2col, col2im, max pooling
 ``random_fill(...)``       counter-based uniform/normal/randint/bernoulli/...
 ``fused_update(...)``      one-pass optimizer updates (SGD, Adam, RMSprop, ...)
 =========================  =====================================================
+
+Kernels only some backends have (the CPU's direct convolution, the CUDA
+backend's cached scalar buffers) are *capabilities*: a backend lists them in
+its ``CAPABILITIES`` set and callers ask that set (``interface.py``).
 
 An :class:`Operand` is ``(data, shape, strides, offset)``: element
 ``(i, j, ...)`` is ``data[offset + i*strides[0] + j*strides[1] + ...]``.
@@ -41,6 +46,7 @@ devices (``cpu/bodies.py``, ``cuda/bodies.py``):
 ``reduce_ops.py``        reduction op codes; how partial results combine
 ``index_maps.py``        positions, scatter ownership, mask chunks, im2col maps
 ``optimizer_rules.py``   optimizer hyper-parameter records and update rules
+``interface.py``         the backend contract: protocol, families, capabilities
 ``operand.py``           ``Operand``, what the ops hand the kernels
 ``planning.py``          host-side planning shared by both backends
 ``shared_bodies.py``     how a body module is compiled for one device
@@ -52,6 +58,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .interface import Backend
 from .operand import Operand
 
 __all__ = ["Operand", "get_backend"]
@@ -60,8 +67,9 @@ __all__ = ["Operand", "get_backend"]
 _cpu_backend = None   # the CPU backend module, imported on first use (it compiles nothing)
 
 
-def get_backend(device: Any):
-    """The kernel module for a device ('cpu' or 'cuda').
+def get_backend(device: Any) -> Backend:
+    """The kernel module for a device ('cpu' or 'cuda'), which keeps the contract of
+    :class:`~minitorch.backends.interface.Backend` (``tests/test_backend_interface.py``).
 
     The CUDA backend (and with it ``numba.cuda``) is imported on first use,
     and the device is made current (``cuda:N`` must exist).

@@ -23,6 +23,8 @@ from ..memory_format import channels_last, contiguous_format, preserve_format
 from ..storage import UntypedStorage
 from ..tensor_base import TensorBase
 from ..backends import get_backend, rng
+from ..backends.interface import (ARITH, COMPARE, DIRECT_CONV, FAST, FUSED_ELEMENTWISE, INT,
+                                  MATH, SCALAR_BUFFER, THRESHOLD_BACKWARD)
 from ..device import CPU, get_default_device
 
 Number = (int, float, bool, np.number, np.bool_)
@@ -139,7 +141,8 @@ def scalar_buffer(value: Any, dt: dtype, backend: Any) -> Any:
     """
     cached = _SCALAR_BUFFER_OF.get(backend, _UNKNOWN)
     if cached is _UNKNOWN:
-        cached = _SCALAR_BUFFER_OF[backend] = getattr(backend, "scalar_buffer", None)
+        cached = _SCALAR_BUFFER_OF[backend] = (
+            backend.scalar_buffer if SCALAR_BUFFER in backend.CAPABILITIES else None)
     if cached is not None:
         buf = cached(value, dt.np)
     else:
@@ -159,8 +162,8 @@ def scalar_buffer(value: Any, dt: dtype, backend: Any) -> Any:
 _HOST_SCALARS: dict = {}
 
 # Each backend's ``scalar_buffer`` (None: the CPU's numbers stay on the host), looked up
-# once: asking a module for an attribute it lacks costs several microseconds (the
-# AttributeError), more than the rest of a small op.
+# once per backend (a capability, see backends/interface.py), as this runs for every
+# ``x * 2``.
 _SCALAR_BUFFER_OF: dict = {}
 _UNKNOWN = object()
 
@@ -212,7 +215,7 @@ def compare(a: Any, b: Any, op: int) -> TensorBase:
     out = empty_elementwise(shape, bool_, device_of(a, b), a, b)
     backend = out._backend
     backend.binary(op, as_operand(a, kernel_dtype, shape, backend),
-                   as_operand(b, kernel_dtype, shape, backend), out._operand(), "compare")
+                   as_operand(b, kernel_dtype, shape, backend), out._operand(), COMPARE)
     return out
 
 
@@ -255,7 +258,7 @@ def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
         n = numel(a._shape)
         backend = a._backend
         data = backend.allocate(n, kernel.np)
-        family = ("arith" if op in _ARITH else "math") if kernel.is_floating_point else "int"
+        family = (ARITH if op in _ARITH else MATH) if kernel.is_floating_point else INT
         if isinstance(b, TensorBase):
             b_data, b_offset, b_step = b._storage._data, b._offset, 1
         else:
@@ -273,9 +276,9 @@ def _binary_family(a: Any, b: Any, op: int, result: dtype, kernel: dtype,
         out is None or out.dtype is not kernel or out._shape != shape) else out
     backend = target._backend
     if kernel.is_floating_point:
-        family = "arith" if op in _ARITH else "math"
+        family = ARITH if op in _ARITH else MATH
     else:
-        family = "int"
+        family = INT
     backend.binary(op, as_operand(a, kernel, shape, backend),
                    as_operand(b, kernel, shape, backend), target._operand(), family)
     if out is not None and target is not out:
@@ -292,7 +295,7 @@ def threshold_backward(y: TensorBase, g: TensorBase) -> TensorBase:
     dtype, it is the ``THRESHOLD_MASK`` op of the arithmetic family.
     """
     backend = y._backend
-    if (hasattr(backend, "threshold_backward") and y._shape == g._shape and y.dtype is g.dtype
+    if (THRESHOLD_BACKWARD in backend.CAPABILITIES and y._shape == g._shape and y.dtype is g.dtype
             and y.dtype.name in ("float32", "float64") and y.device == g.device
             and y.is_contiguous() and g.is_contiguous()):
         out = empty(y._shape, y.dtype, y.device)
@@ -315,9 +318,9 @@ def unary(x: TensorBase, op: int, out_dtype: dtype | None = None, p0: float = 0.
     else:
         target = empty_like(x, target_dtype)
     if integer:
-        family = "int"
+        family = INT
     else:
-        family = "fast" if op in _UNARY_FAST else "math"
+        family = FAST if op in _UNARY_FAST else MATH
     target._backend.unary(op, src._operand(), target._operand(), p0, p1, family)
     if out is not None and target is not out:
         out._backend.copy(target._operand(), out._operand())
@@ -574,7 +577,7 @@ def col2im(cols: Array, geometry: tuple, x: Array, device: Any, batched: bool = 
 
 def has_direct_conv(device: Any) -> bool:
     """Does ``device``'s backend have the direct stride-1 convolution (the CPU's does)?"""
-    return hasattr(get_backend(device), "conv2d_direct")
+    return DIRECT_CONV in get_backend(device).CAPABILITIES
 
 
 def conv2d_direct(x: Array, weight: Array, bias: Array | None, geometry: tuple, groups: int,
@@ -631,7 +634,7 @@ def nll_loss_rows_backward(target: Array, weight: Array | None, ignore_index: in
 
 def has_fused_elementwise(device: Any) -> bool:
     """Can ``device``'s backend run fused elementwise programs (the CPU's can)?"""
-    return hasattr(get_backend(device), "fused_elementwise")
+    return FUSED_ELEMENTWISE in get_backend(device).CAPABILITIES
 
 
 def fused_elementwise(program: Any, inputs: list, outputs: list, device: Any) -> None:

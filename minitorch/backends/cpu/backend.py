@@ -22,6 +22,10 @@ import numpy as np
 
 from ...layout import coalesce, contiguous_strides, is_contiguous, numel
 from .. import index_maps, optimizer_rules, reduce_ops, rows
+from ..interface import (ARITH, BERNOULLI, BERNOULLI_SCALAR, COMPARE, DENSE_LINALG,
+                         DIRECT_CONV, FAST, FUSED_ELEMENTWISE, HOST_VIEW, INT, MATH,
+                         MULTINOMIAL, NORMAL, RANDINT, RANDPERM, THRESHOLD_BACKWARD, UNIFORM,
+                         BinaryFamily, RandomKind, ReduceOp, ScanOp, ScatterOp, UnaryFamily)
 from ..operand import Operand
 from ..planning import (as_bits, flat_contiguous, index_strides, plan, plan_reduce,
                         rows_plan, select_as_gather, select_rows, through_float32,
@@ -37,6 +41,10 @@ from . import linalg  # dense linear algebra: LU, Cholesky, QR, SVD, eigh (ops/k
 
 _F16 = np.dtype(np.float16)
 _I64 = np.int64
+
+#: The optional kernels this backend has (see ``backends/interface.py``).
+CAPABILITIES = frozenset({THRESHOLD_BACKWARD, DIRECT_CONV, HOST_VIEW, DENSE_LINALG,
+                          FUSED_ELEMENTWISE})
 
 
 def allocate(n: int, dtype: np.dtype) -> np.ndarray:
@@ -58,6 +66,11 @@ def to_host(data: np.ndarray) -> np.ndarray:
 
 def num_threads() -> int:
     return numba.get_num_threads()
+
+
+def to_numpy(op: Operand) -> np.ndarray:
+    """A NumPy array (a copy) with the operand's elements."""
+    return numpy_view(op).copy()
 
 
 def numpy_view(op: Operand) -> np.ndarray:
@@ -183,29 +196,29 @@ def _run_contiguous(kernel, out: Operand, shape, so, inputs, extra=()) -> None:
     _copy_strided(tmp, 0, contiguous_strides(shape), out.data, out.offset, so, shape)
 
 
-_UNARY = {
-    "fast": (elementwise.unary_fast_contiguous, elementwise.unary_fast_strided),
-    "math": (elementwise.unary_contiguous, None),
-    "int": (elementwise.unary_int_contiguous, None),
+_UNARY = {   # family -> (contiguous kernel, strided kernel or None)
+    FAST: (elementwise.unary_fast_contiguous, elementwise.unary_fast_strided),
+    MATH: (elementwise.unary_contiguous, None),
+    INT: (elementwise.unary_int_contiguous, None),
 }
 _UNARY_PARALLEL = {     # their parallel drivers (see _parallel)
-    "fast": (elementwise.unary_fast_contiguous_parallel, elementwise.unary_fast_strided_parallel),
-    "math": (elementwise.unary_contiguous_parallel, None),
-    "int": (elementwise.unary_int_contiguous_parallel, None),
+    FAST: (elementwise.unary_fast_contiguous_parallel, elementwise.unary_fast_strided_parallel),
+    MATH: (elementwise.unary_contiguous_parallel, None),
+    INT: (elementwise.unary_int_contiguous_parallel, None),
 }
 
 
 def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
-          family: str = "math") -> None:
-    """``out = f(a)``; ``family`` is 'fast', 'math' or 'int' (see scalar_ops)."""
+          family: UnaryFamily = MATH) -> None:
+    """``out = f(a)``; ``family`` is FAST, MATH or INT (``interface.py``; see scalar_ops)."""
     n = numel(out.shape)
     if n == 0:
         return
     par = _parallel(n)
     contiguous_kernel, strided_kernel = (_UNARY_PARALLEL if par else _UNARY)[family]
-    extra = () if family == "int" else (float(p0), float(p1))
+    extra = () if family == INT else (float(p0), float(p1))
     if a.strides == out.strides == contiguous_strides(out.shape):    # no planning needed
-        if family != "math" or op not in vmath.OPS:
+        if family != MATH or op not in vmath.OPS:
             contiguous_kernel(op, _flat(a, 1, n), _flat(out, 1, n), *extra)
             return
         if out.data.dtype in vmath.DTYPES and a.data.dtype == out.data.dtype:
@@ -217,7 +230,7 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
                 *extra)
         strided_kernel(*args) if par else strided_kernel(*args, 0, n)   # serial: all elements
         return
-    if (family == "math" and op in vmath.OPS and out.data.dtype in vmath.DTYPES
+    if (family == MATH and op in vmath.OPS and out.data.dtype in vmath.DTYPES
             and a.data.dtype == out.data.dtype):
         contiguous_kernel = vmath.unary_contiguous   # exp/sigmoid/tanh, vectorised (vmath.py)
     flat_a, step = _contiguous_input(a, shape, sa)
@@ -232,22 +245,22 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
                     extra)
 
 
-_BINARY = {
-    "arith": (elementwise.arith_contiguous, elementwise.arith_strided),
-    "math": (elementwise.binary_contiguous, None),
-    "int": (elementwise.binary_int_contiguous, None),
-    "compare": (elementwise.compare_contiguous, elementwise.compare_strided),
+_BINARY = {  # family -> (contiguous kernel, strided kernel or None)
+    ARITH: (elementwise.arith_contiguous, elementwise.arith_strided),
+    MATH: (elementwise.binary_contiguous, None),
+    INT: (elementwise.binary_int_contiguous, None),
+    COMPARE: (elementwise.compare_contiguous, elementwise.compare_strided),
 }
 _BINARY_PARALLEL = {    # their parallel drivers (see _parallel)
-    "arith": (elementwise.arith_contiguous_parallel, elementwise.arith_strided_parallel),
-    "math": (elementwise.binary_contiguous_parallel, None),
-    "int": (elementwise.binary_int_contiguous_parallel, None),
-    "compare": (elementwise.compare_contiguous_parallel, elementwise.compare_strided_parallel),
+    ARITH: (elementwise.arith_contiguous_parallel, elementwise.arith_strided_parallel),
+    MATH: (elementwise.binary_contiguous_parallel, None),
+    INT: (elementwise.binary_int_contiguous_parallel, None),
+    COMPARE: (elementwise.compare_contiguous_parallel, elementwise.compare_strided_parallel),
 }
 
 
-def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith") -> None:
-    """``out = f(a, b)``; ``family`` is 'arith', 'math', 'int' or 'compare'."""
+def binary(op: int, a: Operand, b: Operand, out: Operand, family: BinaryFamily = ARITH) -> None:
+    """``out = f(a, b)``; ``family`` is ARITH, MATH, INT or COMPARE (``interface.py``)."""
     n = numel(out.shape)
     if n == 0:
         return
@@ -279,7 +292,7 @@ def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith")
                         (flat_a, flat_b))
 
 
-def binary_runs(op: int, family: str, a, a_offset: int, b, b_offset: int, b_step: int, out,
+def binary_runs(op: int, family: BinaryFamily, a, a_offset: int, b, b_offset: int, b_step: int, out,
                 n: int) -> None:
     """``out[:n] = f(a[a_offset:][:n], b[b_offset:][:n])``: plain runs, no planning.
 
@@ -321,7 +334,7 @@ def where(cond: Operand, a: Operand, b: Operand, out: Operand) -> None:
 REDUCE_OPS = reduce_ops.CODES     # op name -> op code
 
 
-def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarray | None = None
+def reduce(op: ReduceOp, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarray | None = None
            ) -> None:
     """Reduce ``a`` over ``dims`` into the contiguous ``out`` (kept dims, in order).
 
@@ -388,7 +401,7 @@ def reduce(op: str, a: Operand, dims: tuple, out: np.ndarray, out_idx: np.ndarra
         reduce_kernels.sum_strided(*args, nsplit, acc0, out, 0, n_out)
 
 
-def scan(op: str, x: np.ndarray, out: np.ndarray) -> None:
+def scan(op: ScanOp, x: np.ndarray, out: np.ndarray) -> None:
     """Running sum/product along the rows of 2-D contiguous ``x`` into ``out``."""
     if x.size == 0:
         return
@@ -452,27 +465,28 @@ def matmul(a: Operand, b: Operand, out: np.ndarray) -> None:
     matmul_kernels.batched_matmul(numpy_view(a), numpy_view(b), out)
 
 
-def random_fill(kind: str, buf: np.ndarray, seed: np.uint64, offset: np.uint64, *params) -> None:
+def random_fill(kind: RandomKind, buf: np.ndarray, seed: np.uint64, offset: np.uint64,
+                *params) -> None:
     """Fill the contiguous ``buf`` from the counter-based stream ``(seed, offset)``."""
     par = _parallel(buf.size)
-    if kind == "uniform":
+    if kind == UNIFORM:
         (random.fill_uniform_parallel if par else random.fill_uniform)(
             buf, seed, offset, float(params[0]), float(params[1]))
-    elif kind == "normal":
+    elif kind == NORMAL:
         (random.fill_normal_parallel if par else random.fill_normal)(
             buf, seed, offset, float(params[0]), float(params[1]))
-    elif kind == "randint":
+    elif kind == RANDINT:
         (random.fill_randint_parallel if par else random.fill_randint)(
             buf, seed, offset, np.int64(params[0]), np.int64(params[1]))
-    elif kind == "bernoulli":
+    elif kind == BERNOULLI:
         (random.fill_bernoulli_parallel if par else random.fill_bernoulli)(
             buf, params[0], seed, offset)
-    elif kind == "bernoulli_scalar":
+    elif kind == BERNOULLI_SCALAR:
         (random.fill_bernoulli_scalar_parallel if par else random.fill_bernoulli_scalar)(
             buf, float(params[0]), seed, offset)
-    elif kind == "randperm":
+    elif kind == RANDPERM:
         random.randperm(buf, seed, offset)
-    elif kind == "multinomial":
+    elif kind == MULTINOMIAL:
         probs, num_samples, replacement = params
         random.multinomial(probs, num_samples, replacement, buf, seed, offset)
     else:
@@ -537,7 +551,7 @@ def index_select(src: Operand, dim: int, idx: np.ndarray, out: Operand) -> None:
     gather(source, dim, index_operand, out)
 
 
-def scatter(op: str, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None:
+def scatter(op: ScatterOp, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None:
     """``tgt[p with coordinate dim replaced by idx[p]] (op)= src[p]`` over ``idx``'s shape.
 
     ``op`` is 'set', 'add' or 'multiply'.  ``tgt`` must not have two
@@ -573,7 +587,7 @@ def _buckets(tasks: int, k: int, idx_flat) -> tuple:
     return value_buckets(tasks, k, num_threads(), bounds if known else None)
 
 
-def index_reduce(op: str, tgt: Operand, dim: int, idx: np.ndarray, src: Operand) -> None:
+def index_reduce(op: ScatterOp, tgt: Operand, dim: int, idx: np.ndarray, src: Operand) -> None:
     """``tgt[.., idx[k], ..] (op)= src[.., k, ..]`` along ``dim`` (``idx`` 1-D int64).
 
     The kernel of ``index_add``, ``index_copy``, ``index_fill`` and of
@@ -887,6 +901,14 @@ def fused_elementwise_backward(program: Any, inputs: list, grad_outputs: list,
         module.backward(*args, 0, n)
 
 
+_UPDATE = {  # the step record's type -> its kernels (serial, parallel driver), optim.py
+    optimizer_rules.SGDStep: (optim.sgd, optim.sgd_parallel),
+    optimizer_rules.AdamStep: (optim.adam, optim.adam_parallel),
+    optimizer_rules.RMSpropStep: (optim.rmsprop, optim.rmsprop_parallel),
+    optimizer_rules.AdagradStep: (optim.adagrad, optim.adagrad_parallel),
+}
+
+
 def fused_update(hyper: optimizer_rules.OptimizerStep, arrays: list) -> None:
     """Apply one optimizer step in place: the rule named by the record's type.
 
@@ -894,10 +916,8 @@ def fused_update(hyper: optimizer_rules.OptimizerStep, arrays: list) -> None:
     ...); ``arrays`` are the parameter, its gradient and the rule's state
     arrays (``hyper.STATE``), all contiguous and of one float dtype.
     """
-    name = optimizer_rules.KERNELS[type(hyper)]
-    if _parallel(arrays[0].shape[0]):
-        name += "_parallel"
-    getattr(optim, name)(*arrays, hyper)
+    serial, parallel = _UPDATE[type(hyper)]
+    (parallel if _parallel(arrays[0].shape[0]) else serial)(*arrays, hyper)
 
 
 def im2col_batch(x: np.ndarray, geometry: tuple, cols: np.ndarray) -> None:

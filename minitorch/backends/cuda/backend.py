@@ -29,6 +29,10 @@ from numba import cuda
 
 from ...layout import coalesce, contiguous_strides, is_contiguous, numel
 from .. import index_maps, optimizer_rules, reduce_ops, rows
+from ..interface import (ARITH, BERNOULLI, BERNOULLI_SCALAR, COMPARE, DEVICES, FAST,
+                         FUSED_ELEMENTWISE, INT, MATH, MULTINOMIAL, NORMAL, RANDINT, RANDPERM,
+                         SCALAR_BUFFER, UNIFORM, BinaryFamily, RandomKind, ReduceOp, ScanOp,
+                         ScatterOp, UnaryFamily)
 from ..operand import Operand
 from ..planning import (as_bits, flat_contiguous, index_strides, one_run, plan, plan_reduce,
                         select_as_gather, select_rows, through_float32, value_buckets,
@@ -44,6 +48,9 @@ from .launch import MAX_BLOCKS, SIMULATOR, THREADS, grid, seed_warning_registry
 
 _F16 = np.dtype(np.float16)
 _I64 = np.dtype(np.int64)
+
+#: The optional kernels this backend has (see ``backends/interface.py``).
+CAPABILITIES = frozenset({SCALAR_BUFFER, FUSED_ELEMENTWISE, DEVICES})
 
 
 # ---------------------------------------------------------------------------
@@ -223,16 +230,16 @@ def fill(dst: Operand, value) -> None:
 # ---------------------------------------------------------------------------
 # map and zip
 # ---------------------------------------------------------------------------
-_UNARY = {
-    "fast": (elementwise.unary_fast_contiguous, elementwise.unary_fast_strided),
-    "math": (elementwise.unary_contiguous, elementwise.unary_strided),
-    "int": (elementwise.unary_int_contiguous, elementwise.unary_int_strided),
+_UNARY = {   # family -> (contiguous kernel, strided kernel)
+    FAST: (elementwise.unary_fast_contiguous, elementwise.unary_fast_strided),
+    MATH: (elementwise.unary_contiguous, elementwise.unary_strided),
+    INT: (elementwise.unary_int_contiguous, elementwise.unary_int_strided),
 }
 
 
 def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
-          family: str = "math") -> None:
-    """``out = f(a)``; ``family`` is 'fast', 'math' or 'int' (see scalar_ops)."""
+          family: UnaryFamily = MATH) -> None:
+    """``out = f(a)``; ``family`` is FAST, MATH or INT (``interface.py``; see scalar_ops)."""
     n = numel(out.shape)
     if n == 0:
         return
@@ -247,16 +254,16 @@ def unary(op: int, a: Operand, out: Operand, p0: float = 0.0, p1: float = 0.0,
                 n, *extra)
 
 
-_BINARY = {
-    "arith": (elementwise.arith_contiguous, elementwise.arith_strided),
-    "math": (elementwise.binary_contiguous, elementwise.binary_strided),
-    "int": (elementwise.binary_int_contiguous, elementwise.binary_int_strided),
-    "compare": (elementwise.compare_contiguous, elementwise.compare_strided),
+_BINARY = {  # family -> (contiguous kernel, strided kernel)
+    ARITH: (elementwise.arith_contiguous, elementwise.arith_strided),
+    MATH: (elementwise.binary_contiguous, elementwise.binary_strided),
+    INT: (elementwise.binary_int_contiguous, elementwise.binary_int_strided),
+    COMPARE: (elementwise.compare_contiguous, elementwise.compare_strided),
 }
 
 
-def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith") -> None:
-    """``out = f(a, b)``; ``family`` is 'arith', 'math', 'int' or 'compare'."""
+def binary(op: int, a: Operand, b: Operand, out: Operand, family: BinaryFamily = ARITH) -> None:
+    """``out = f(a, b)``; ``family`` is ARITH, MATH, INT or COMPARE (``interface.py``)."""
     n = numel(out.shape)
     if n == 0:
         return
@@ -270,7 +277,7 @@ def binary(op: int, a: Operand, b: Operand, out: Operand, family: str = "arith")
                 out.offset, so, shape, n)
 
 
-def binary_runs(op: int, family: str, a, a_offset: int, b, b_offset: int, b_step: int, out,
+def binary_runs(op: int, family: BinaryFamily, a, a_offset: int, b, b_offset: int, b_step: int, out,
                 n: int) -> None:
     """``out[:n] = f(a[a_offset:][:n], b[b_offset:][:n])``: plain runs (``b_step`` 0: one value)."""
     if n:
@@ -310,7 +317,7 @@ def plan_split(n_out: int, n_red: int) -> int:
     return max(1, min(n_red // _SPLIT_GRAIN, _SPLIT_TARGET // n_out, _SPLIT_MAX))
 
 
-def reduce(op: str, a: Operand, dims: tuple, out, out_idx=None) -> None:
+def reduce(op: ReduceOp, a: Operand, dims: tuple, out, out_idx=None) -> None:
     """Reduce ``a`` over ``dims`` into the contiguous ``out`` (kept dims, in order).
 
     ``out_idx`` receives the index along the reduced dims of the chosen
@@ -340,7 +347,7 @@ def reduce(op: str, a: Operand, dims: tuple, out, out_idx=None) -> None:
                 out_idx)
 
 
-def scan(op: str, x, out) -> None:
+def scan(op: ScanOp, x, out) -> None:
     """Running sum/product along the rows of 2-D contiguous ``x`` into ``out``."""
     if x.size == 0:
         return
@@ -416,24 +423,24 @@ def matmul(a: Operand, b: Operand, out) -> None:
         kernel(*args)
 
 
-def random_fill(kind: str, buf, seed: np.uint64, offset: np.uint64, *params) -> None:
+def random_fill(kind: RandomKind, buf, seed: np.uint64, offset: np.uint64, *params) -> None:
     """Fill the contiguous ``buf`` from the counter-based stream ``(seed, offset)``."""
     n = buf.shape[0]
-    if kind == "uniform":
+    if kind == UNIFORM:
         _launch(random.fill_uniform, n, buf, seed, offset, float(params[0]), float(params[1]))
-    elif kind == "normal":
+    elif kind == NORMAL:
         _launch(random.fill_normal, (n + 1) // 2, buf, seed, offset, float(params[0]),
                 float(params[1]))
-    elif kind == "randint":
+    elif kind == RANDINT:
         _launch(random.fill_randint, n, buf, seed, offset, np.int64(params[0]),
                 np.int64(params[1]))
-    elif kind == "bernoulli":
+    elif kind == BERNOULLI:
         _launch(random.fill_bernoulli, n, buf, params[0], seed, offset)
-    elif kind == "bernoulli_scalar":
+    elif kind == BERNOULLI_SCALAR:
         _launch(random.fill_bernoulli_scalar, n, buf, float(params[0]), seed, offset)
-    elif kind == "randperm":
+    elif kind == RANDPERM:
         _launch(random.randperm, 1, buf, seed, offset)
-    elif kind == "multinomial":
+    elif kind == MULTINOMIAL:
         probs, num_samples, replacement = params
         n_rows, k = probs.shape
         d_probs = from_host(np.ascontiguousarray(probs, dtype=np.float64))
@@ -506,7 +513,7 @@ def index_select(src: Operand, dim: int, idx, out: Operand) -> None:
     gather(source, dim, index_operand, out)
 
 
-def scatter(op: str, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None:
+def scatter(op: ScatterOp, tgt: Operand, dim: int, idx: Operand, src: Operand) -> None:
     """The scatter of ``cpu/backend.py``: 'add' with atomic adds where CUDA has them, else
     (and for 'set' and 'multiply') the owner-computes kernel (see ``index.py``)."""
     n = numel(idx.shape)
@@ -549,7 +556,7 @@ def _buckets(lines: int, k: int, idx: Operand) -> tuple:
     return value_buckets(lines, k, num_threads(), bounds if contiguous else None)
 
 
-def index_reduce(op: str, tgt: Operand, dim: int, idx, src: Operand) -> None:
+def index_reduce(op: ScatterOp, tgt: Operand, dim: int, idx, src: Operand) -> None:
     """``tgt[.., idx[k], ..] (op)= src[.., k, ..]`` along ``dim`` (``idx`` 1-D int64).
 
     The kernel of ``index_add``, ``index_copy``, ``index_fill`` and of
@@ -768,6 +775,14 @@ def fused_elementwise_backward(program: Any, inputs: list, grad_outputs: list,
 # ---------------------------------------------------------------------------
 # optimizer updates (kernels in optim.py; all arrays contiguous, one dtype)
 # ---------------------------------------------------------------------------
+_UPDATE = {  # the step record's type -> its kernel (optim.py)
+    optimizer_rules.SGDStep: optim.sgd,
+    optimizer_rules.AdamStep: optim.adam,
+    optimizer_rules.RMSpropStep: optim.rmsprop,
+    optimizer_rules.AdagradStep: optim.adagrad,
+}
+
+
 def fused_update(hyper: optimizer_rules.OptimizerStep, arrays: list) -> None:
     """Apply one optimizer step in place: the rule named by the record's type.
 
@@ -777,4 +792,4 @@ def fused_update(hyper: optimizer_rules.OptimizerStep, arrays: list) -> None:
     """
     n = arrays[0].shape[0]
     if n:
-        _launch(getattr(optim, optimizer_rules.KERNELS[type(hyper)]), n, *arrays, hyper)
+        _launch(_UPDATE[type(hyper)], n, *arrays, hyper)
