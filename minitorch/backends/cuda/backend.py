@@ -10,7 +10,10 @@ NumPy arrays.  Shapes and strides travel as tuples with the launch.
 
 A kernel launch returns at once and the GPU runs the kernels in order;
 the host waits only where it needs a value (``to_host``, ``index_bounds``,
-the count of a mask), which is where PyTorch synchronises too.
+the count of a mask), which is where PyTorch synchronises too.  An error a
+kernel finds (a loss's target out of range) is not looked for at the launch,
+which would make the host wait: the kernel raises the device's error flag,
+and the host reads it where it waits anyway (:func:`check_errors`).
 
 Which GPU: :func:`activate` makes the device of a tensor the current one
 before its kernels run (``get_backend`` calls it).
@@ -71,12 +74,16 @@ def memory_allocated(device: int) -> int:
 
 
 def empty_cache() -> None:
-    """Free the memory whose release Numba has deferred (no-op on the simulator)."""
+    """Free the work buffers kept for reuse (``_scratch``) and the memory whose release
+    Numba has deferred (no-op on the simulator)."""
+    _SCRATCH.clear()
     runtime.empty_cache()
 
 
 def synchronize() -> None:
+    """Wait for every kernel launched so far, and raise what they flagged (``check_errors``)."""
     cuda.synchronize()
+    check_errors()
 
 
 # ---------------------------------------------------------------------------
@@ -117,12 +124,84 @@ def scalar_buffer(value, dtype: np.dtype):
     return buf
 
 
+# ---------------------------------------------------------------------------
+# work buffers and the error flag: what an op needs on the device without a
+# tensor, kept per device so that an op allocates nothing and waits for nothing
+# ---------------------------------------------------------------------------
+_SCRATCH: dict = {}      # (device, purpose, dtype) -> work buffer
+#: Work buffers up to this many elements are kept for reuse; a larger one is made per use.
+_SCRATCH_KEEP = 1 << 20
+
+
+def _scratch(purpose: str, n: int, dtype: np.dtype):
+    """A device buffer of ``n`` elements that no tensor owns, reused by every op.
+
+    For what an op needs only while its kernels run: the partial results of
+    a reduction, the indices of a sum that nobody asked for, counts read
+    back.  Reusing one buffer is safe because kernels run one after another
+    in launch order (one stream): the next op's kernels start only when this
+    op's have finished with it.  ``purpose`` names the buffer, so that one
+    op's two work buffers of one dtype are never the same memory.  (Like the
+    cached scalars, they are not counted in ``memory_allocated``;
+    ``empty_cache`` frees them.)
+    """
+    dtype = np.dtype(dtype)
+    if n > _SCRATCH_KEEP:
+        return allocate(n, dtype)
+    key = (active_device(), purpose, dtype.str)
+    buf = _SCRATCH.get(key)
+    if buf is None or buf.shape[0] < n:
+        buf = _SCRATCH[key] = cuda.device_array(max(n, 64), dtype)
+    return buf[:n]
+
+
+_ERRORS: dict = {}       # device -> its error flag: int64 [code, detail, detail], 0 = none
+_FLAGGED: set = set()    # devices that ran a kernel that may raise, since the host looked
+
+
+def _error_flag():
+    """The current device's error flag, for a kernel that may raise it (see ``softmax.py``)."""
+    device = active_device()
+    flag = _ERRORS.get(device)
+    if flag is None:
+        flag = _ERRORS[device] = cuda.to_device(np.zeros(3, np.int64))
+    _FLAGGED.add(device)
+    return flag
+
+
+def check_errors() -> None:
+    """Raise the error a kernel flagged since the host last looked, and clear the flag.
+
+    Called wherever the host waits for the GPU anyway (a value read back,
+    ``synchronize``), and only after a kernel that may raise ran: then it
+    costs one copy of three numbers, and nothing otherwise.  So an error is
+    reported later than the op that made it, as PyTorch reports a CUDA
+    device-side assert at the next synchronisation.
+    """
+    while _FLAGGED:
+        device = _FLAGGED.pop()
+        flag = _ERRORS[device]
+        code, row, value = (int(v) for v in flag.copy_to_host())
+        if code:
+            flag.copy_to_device(np.zeros(3, np.int64))
+            if code == softmax_kernels.BAD_TARGET:
+                raise IndexError(
+                    f"Target {value} is out of bounds.  (Row {row} of an nll_loss or "
+                    f"cross_entropy on cuda:{device}: the GPU checks the targets and the "
+                    f"host reads what it found at its next wait for the GPU, as PyTorch "
+                    f"reports a device-side assert.)")
+            raise RuntimeError(f"a CUDA kernel on cuda:{device} raised error code {code} "
+                               f"({row}, {value})")
+
+
 def to_host(data) -> np.ndarray:
+    check_errors()
     return data.copy_to_host()
 
 
 def to_numpy(op: Operand) -> np.ndarray:
     """A NumPy array (a copy, on the host) with the operand's elements."""
+    check_errors()
     n = numel(op.shape)
     if n == 0:
         return np.empty(op.shape, op.data.dtype)
@@ -321,15 +400,23 @@ def reduce(op: ReduceOp, a: Operand, dims: tuple, out, out_idx=None) -> None:
     """Reduce ``a`` over ``dims`` into the contiguous ``out`` (kept dims, in order).
 
     ``out_idx`` receives the index along the reduced dims of the chosen
-    element (max/min/argmax/argmin).  Sums and products accumulate in
-    float64 or int64, as on the CPU.
+    element (max/min/argmax/argmin).  Sums and products accumulate in int64
+    for integers and in ``out``'s float type for floats: a float32 sum adds
+    in float32, as PyTorch's CUDA sums do (the CPU adds in float64), and a
+    float64 result in float64.
+
+    The kernels always write an index per output; when nobody asked for it
+    (a sum), it goes to a work buffer, as do the partial results of a split
+    reduction (``_scratch``): a reduction allocates nothing but its result.
     """
     planned = plan_reduce(REDUCE_OPS[op], a, dims, memory_order=False)
     code, n_out, n_red, acc0 = planned.code, planned.n_out, planned.n_red, planned.acc0
     if n_out == 0:
         return
+    if isinstance(acc0, np.floating) and out.dtype.kind == "f":
+        acc0 = out.dtype.type(acc0)
     if out_idx is None:
-        out_idx = allocate(n_out, _I64)
+        out_idx = _scratch("reduce index", n_out, _I64)
     keep_shape, keep_st = planned.keep_shape, planned.keep_strides
     if not keep_shape:
         keep_shape, keep_st = (1,), (0,)
@@ -337,8 +424,8 @@ def reduce(op: ReduceOp, a: Operand, dims: tuple, out, out_idx=None) -> None:
     if nsplit == 1:
         part, part_i = out, out_idx
     else:
-        part = allocate(n_out * nsplit, np.dtype(type(acc0)))
-        part_i = allocate(n_out * nsplit, _I64)
+        part = _scratch("reduce parts", n_out * nsplit, np.dtype(type(acc0)))
+        part_i = _scratch("reduce part index", n_out * nsplit, _I64)
     _launch(reduce_kernels.reduce_partial, n_out * nsplit, code, a.data, a.offset,
             _tuple(keep_shape), _tuple(keep_st), _tuple(planned.red_shape),
             _tuple(planned.red_strides), n_out, n_red, nsplit, acc0, part, part_i)
@@ -348,14 +435,16 @@ def reduce(op: ReduceOp, a: Operand, dims: tuple, out, out_idx=None) -> None:
 
 
 def scan(op: ScanOp, x, out) -> None:
-    """Running sum/product along the rows of 2-D contiguous ``x`` into ``out``."""
+    """Running sum/product along the rows of 2-D contiguous ``x`` into ``out``.
+
+    Accumulates in ``out``'s float type (float32 in float32, as PyTorch's CUDA
+    scans), or int64."""
     if x.size == 0:
         return
-    floating = out.dtype.kind == "f"
     code = rows.CUMSUM if op == "cumsum" else rows.CUMPROD
     one = 1 if code == rows.CUMPROD else 0
     _launch(reduce_kernels.scan_rows, x.shape[0], code, x, out,
-            np.float64(one) if floating else np.int64(one))
+            out.dtype.type(one) if out.dtype.kind == "f" else np.int64(one))
 
 
 # ---------------------------------------------------------------------------
@@ -374,30 +463,34 @@ def softmax_backward(g, y, out, log: bool) -> None:
 
 
 def _class_weight(weight, like):
+    """The kernels' weight argument: without class weights, a cached one-element buffer
+    (never read: ``has_weight`` is False), so no call allocates or copies one."""
     if weight is None:
-        return from_host(np.ones(1, like.dtype)), False
+        return scalar_buffer(1, like.dtype), False
     return weight, True
 
 
 def nll_loss(logp, target, weight, ignore_index: int, losses, weights) -> int:
-    """Per-row losses and weights; returns the first row with a bad target, or -1."""
+    """Per-row losses and weights; returns -1: a bad target is reported later.
+
+    The CPU's twin returns the first row whose target is out of range, but
+    here that would cost a read back per loss, and each read waits for every
+    kernel queued before it.  Instead the kernel checks each row's target
+    itself, gives a bad row loss 0 (it never reads through a bad target) and
+    raises the device's error flag, which :func:`check_errors` turns into the
+    CPU's ``IndexError`` at the host's next wait for the GPU.
+    """
     n_rows = target.shape[0]
-    if not n_rows:
-        return -1
-    bad = from_host(np.array([n_rows], np.int64))
-    _launch(softmax_kernels.first_bad_target, n_rows, target, np.int64(logp.shape[1]),
-            np.int64(ignore_index), bad)
-    first = int(bad.copy_to_host()[0])
-    if first < n_rows:
-        return first
-    w, has = _class_weight(weight, logp)
-    _launch(softmax_kernels.nll_rows, n_rows, logp, target, w, has, np.int64(ignore_index),
-            losses, weights)
+    if n_rows:
+        w, has = _class_weight(weight, logp)
+        _launch(softmax_kernels.nll_rows, n_rows, logp, target, w, has, np.int64(ignore_index),
+                losses, weights, _error_flag())
     return -1
 
 
 def nll_loss_backward(target, weight, ignore_index: int, out) -> None:
-    """``out[r] = -weight[target[r]]`` at the target's column, 0 elsewhere (targets checked)."""
+    """``out[r] = -weight[target[r]]`` at the target's column, 0 elsewhere (a row whose
+    target is out of range, which the forward flagged, is all 0)."""
     if out.size:
         w, has = _class_weight(weight, out)
         _launch(softmax_kernels.nll_backward_rows, out.shape[0], target, w, has,
@@ -468,13 +561,16 @@ _BOUNDS_THREADS = 4 if SIMULATOR else 4096
 
 
 def index_bounds(idx) -> tuple:
-    """``(min, max)`` of a non-empty contiguous int64 device array (waits for the GPU)."""
+    """``(min, max)`` of a non-empty contiguous int64 device array (waits for the GPU).
+
+    The threads' partial minima and maxima go to one work buffer, read back
+    in one copy."""
     n = idx.shape[0]
     t = min(n, _BOUNDS_THREADS)
-    los = allocate(t, _I64)
-    his = allocate(t, _I64)
-    _launch(index.bounds_partial, t, idx, n, los, his)
-    return int(los.copy_to_host().min()), int(his.copy_to_host().max())
+    parts = _scratch("index bounds", 2 * t, _I64)
+    _launch(index.bounds_partial, t, idx, n, parts[:t], parts[t:])
+    host = to_host(parts)
+    return int(host[:t].min()), int(host[t:].max())
 
 
 def add_index_offsets(acc, idx, size: int, stride: int) -> None:
@@ -573,10 +669,10 @@ def _starts(flat_mask) -> np.ndarray:
     """Host array: where each chunk's first true element goes; the last entry is the total."""
     n = flat_mask.shape[0]
     nchunks = -(-n // index.CHUNK)
-    counts = allocate(nchunks, _I64)
+    counts = _scratch("chunk counts", nchunks, _I64)
     _launch(index.chunk_counts, nchunks, flat_mask, n, counts)
     starts = np.zeros(nchunks + 1, np.int64)
-    np.cumsum(counts.copy_to_host(), out=starts[1:])
+    np.cumsum(to_host(counts), out=starts[1:])
     return starts
 
 
@@ -673,9 +769,9 @@ def unique_sorted(values, order) -> tuple:
     counts = allocate(n, _I64)
     if n == 0:
         return uniq, inverse, counts
-    groups = allocate(1, _I64)
+    groups = _scratch("unique groups", 1, _I64)
     _launch(sort.unique_sorted, 1, values, order, uniq, inverse, counts, groups)
-    m = int(groups.copy_to_host()[0])
+    m = int(to_host(groups)[0])
     return uniq[:m], inverse, counts[:m]
 
 

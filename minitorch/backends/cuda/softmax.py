@@ -2,15 +2,25 @@
 
 The row bodies are the CPU's (:mod:`minitorch.backends.rows`): max, shift,
 exp, sum in float64, then the output; the loss picks
-``-w * logp[r, target[r]]`` after every target was checked.  A row is short
-in the uses that matter here (class scores), so one thread walks it; long
-rows would want a block per row with a shared-memory reduction.
+``-w * logp[r, target[r]]``.  A row is short in the uses that matter here
+(class scores), so one thread walks it; long rows would want a block per
+row with a shared-memory reduction.
+
+A target out of range is not checked before the launch, which would make
+the host wait for the GPU at every loss: the loss kernels check each row's
+target themselves, never read or write through a bad one, and raise the
+device's *error flag* (see :func:`nll_rows`), which the host reads the
+next time it waits for the GPU anyway, as PyTorch reports its device-side
+asserts.
 """
 
 from numba import cuda
 
 from .bodies import rows
 from .launch import kernel
+
+#: The code :func:`nll_rows` raises the error flag with (a target out of range).
+BAD_TARGET = 1
 
 
 @kernel
@@ -26,20 +36,33 @@ def softmax_backward_rows(g, y, out, log):
 
 
 @kernel
-def first_bad_target(target, n, ignore_index, bad):
-    """``bad[0]`` becomes the smallest row whose target is out of range (atomic min)."""
+def nll_rows(logp, target, weight, has_weight, ignore_index, losses, weights, error):
+    """Each row's loss and weight; a row with a bad target gets 0 and 0 and raises the flag
+    (``BAD_TARGET``, its row, its target)."""
+    n = logp.shape[1]
     for r in range(cuda.grid(1), target.shape[0], cuda.gridsize(1)):
-        if rows.bad_target(target[r], n, ignore_index):
-            cuda.atomic.min(bad, 0, r)
-
-
-@kernel
-def nll_rows(logp, target, weight, has_weight, ignore_index, losses, weights):
-    for r in range(cuda.grid(1), target.shape[0], cuda.gridsize(1)):
-        rows.nll_row(r, logp, target, weight, has_weight, ignore_index, losses, weights)
+        t = target[r]
+        if rows.bad_target(t, n, ignore_index):
+            losses[r] = 0
+            weights[r] = 0
+            # The device's error flag (three int64s): the first thread to find an error
+            # since the host last looked turns error[0] from 0 to its code with an atomic
+            # compare-and-swap, and alone writes the details; later errors are dropped.
+            if cuda.atomic.compare_and_swap(error, 0, BAD_TARGET) == 0:
+                error[1] = r
+                error[2] = t
+        else:
+            rows.nll_row(r, logp, target, weight, has_weight, ignore_index, losses, weights)
 
 
 @kernel
 def nll_backward_rows(target, weight, has_weight, ignore_index, out):
+    """Each row's gradient; a row with a bad target (already flagged by the forward) is 0."""
+    n = out.shape[1]
     for r in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
-        rows.nll_backward_row(out[r], target[r], weight, has_weight, ignore_index)
+        t = target[r]
+        if rows.bad_target(t, n, ignore_index):
+            for j in range(n):
+                out[r, j] = 0
+        else:
+            rows.nll_backward_row(out[r], t, weight, has_weight, ignore_index)
