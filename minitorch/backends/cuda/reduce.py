@@ -18,8 +18,9 @@ With ``nsplit == 1`` the first kernel writes the outputs directly.
 
 Because the parts interleave, "the first maximum wins" (``argmax``) needs
 the combine step to break ties by index, which the CPU's in-order combine
-gets for free.  Sums accumulate in float64 (int64 for integers), as on the
-CPU; only the order of the additions differs.
+gets for free.  Sums accumulate in the type of ``acc0``, which the backend
+makes the result's: float32 sums add in float32, as PyTorch's CUDA sums do
+(the CPU adds float32 in float64), float64 in float64, integers in int64.
 """
 
 from numba import cuda
