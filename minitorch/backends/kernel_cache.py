@@ -91,6 +91,8 @@ from typing import Any
 
 import numpy as np
 
+from . import prebuilt_kernels
+
 #: The ``minitorch`` package directory: the code a stamp follows is the code under it.
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -624,10 +626,16 @@ class KernelSourceLocator:
         shared = _by_content()
         if shared is None:
             return self._inner.get_cache_path()
+        return str(Path(shared) / self.content_path())
+
+    def content_path(self) -> Path:
+        """Where a cache shared by content files this kernel, relative to its folder:
+        ``minitorch/backends/cpu/<kernel_digest[:20]>`` (also the prebuilt kernels' layout,
+        :mod:`~minitorch.backends.prebuilt_kernels`)."""
         file = Path(self._py_file).resolve()
         rel = (file.parent.relative_to(PACKAGE.parent) if file.is_relative_to(PACKAGE.parent)
                else Path(file.parent.name))
-        return str(Path(shared) / rel / self._digest[:20])
+        return rel / self._digest[:20]
 
     def get_disambiguator(self) -> str:
         # Numba names a cache file after the function and its first line.  The line plays
@@ -669,12 +677,29 @@ def install() -> None:
     decorates it).  Also wraps the CPU dispatcher's ``enable_caching`` (see
     :func:`_enable_caching`).  Calling it again does nothing.
     """
-    global _numba_enable_caching
+    global _numba_enable_caching, _numba_load_overload
     _put_first(KernelSourceLocator)
+    from numba.core.caching import Cache
     from numba.core.dispatcher import Dispatcher
     if _numba_enable_caching is None:
         _numba_enable_caching = Dispatcher.enable_caching
         Dispatcher.enable_caching = _enable_caching
+    if _numba_load_overload is None:
+        _numba_load_overload = Cache._load_overload
+        Cache._load_overload = _load_overload
+
+
+def _load_overload(cache: Any, sig: Any, target_context: Any) -> Any:
+    """Numba's look-up of a compiled kernel in its disk cache, then in the kernels shipped
+    with the package (:mod:`~minitorch.backends.prebuilt_kernels`) for a kernel of ours."""
+    found = _numba_load_overload(cache, sig, target_context)
+    if found is None and cache._enabled \
+            and isinstance(getattr(cache._impl, "locator", None), KernelSourceLocator):
+        found = prebuilt_kernels.load(cache, sig, target_context)
+    return found
+
+
+_numba_load_overload = None
 
 
 class CUDAKernelSourceLocator(KernelSourceLocator):

@@ -31,8 +31,10 @@ __all__ = ["EDITION_FILE", "INSTRUCTOR_ONLY", "SKIPPED", "BuildError", "reposito
 SKIPPED = {".git", ".venv", "venv", "build", "dist", ".hypothesis", ".pytest_cache", ".asv",
            "_build", ".mypy_cache", ".ruff_cache", ".course_cache"}
 
-#: Paths (relative to the root) that are for instructors only: never in an edition.
-INSTRUCTOR_ONLY = ("tests/course/wrong",)
+#: Paths (relative to the root) that are for instructors only: never in an edition.  The
+#: prebuilt kernels are the reference's machine code, solutions included (an edition
+#: compiles the student's own: backends/prebuilt_kernels.py).
+INSTRUCTOR_ONLY = ("tests/course/wrong", "minitorch/backends/prebuilt")
 _CACHE_FILES = (".pyc", ".nbi", ".nbc")
 
 
