@@ -15,6 +15,9 @@ those below it (see docs/):
 8. :mod:`.nn` ... (see the README's table)
 """
 
+from types import ModuleType as _ModuleType
+
+# -- the layers, in order (each imports only those above it in this list) ----------------
 from . import autograd
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
@@ -23,11 +26,13 @@ from .device import device, get_default_device, set_default_device
 from .dtype import (bool_ as bool, double, dtype, float, float16, float32, float64, get_default_dtype,  # noqa: A001
                     half, int, int8, int16, int32, int64, long, promote_types, result_type,
                     set_default_dtype, short, uint8, can_cast)
+from .dtype import bfloat16
 from .layout import broadcast_shapes as _broadcast_shapes
 from ._printing import get_printoptions, set_printoptions
 from .memory_format import channels_last, contiguous_format, memory_format, preserve_format
 from .storage import TypedStorage, UntypedStorage
 from .tensor_base import Size, strided
+from .backends.cpu.threads import get_num_threads, set_num_threads  # torch.set_num_threads
 from . import ops
 from . import random
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
@@ -35,19 +40,38 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
 from .ops.legacy_types import CPU_TYPES as _LEGACY_TYPES
 from .ops.reduction import return_types
 from .ops.registry import FUNCTIONS as _OP_FUNCTIONS
-from .tensor import Tensor  # noqa: E402  (layer 7: the Tensor class with its methods)
+from .tensor import Tensor                  # layer 7: the Tensor class with its methods
+from . import nn                            # layer 8
+from . import optim                         # layer 9
+from . import utils                         # layer 10
+from . import cuda
+from . import linalg                        # torch.linalg
+from .serialization import load, save       # layer 11
+from . import datasets                      # layer 12
+from . import amp, func                     # mixed precision; function transforms
+from .amp import (autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled,
+                  set_autocast_enabled)
+from . import compiler
+from .compiler import compile  # noqa: A001
 
+# -- names made from the registries ------------------------------------------------------
 # Every op declared with function=True in minitorch.ops (see ops/registry.py):
 # minitorch.add, minitorch.exp, minitorch.matmul, minitorch.zeros, ...
+# (Editors and type checkers read them from __init__.pyi, which tools/make_stubs.py
+# writes from the same registry.)
 globals().update(_OP_FUNCTIONS)
-
-__version__ = "0.1.0"
 
 # The legacy tensor types: FloatTensor, DoubleTensor, LongTensor, ... (ops/legacy_types.py)
 globals().update(_LEGACY_TYPES)
 
+__version__ = "0.1.0"
+
+cuda.amp = amp.cuda_amp          # minitorch.cuda.amp.autocast / GradScaler (older spelling)
+cpu = _ModuleType("minitorch.cpu")  # torch.cpu: only its amp namespace here
+cpu.amp = amp.cpu_amp            # minitorch.cpu.amp.autocast
 
 
+# -- functions written here --------------------------------------------------------------
 def broadcast_shapes(*shapes) -> Size:
     """The shape that tensors of all ``shapes`` broadcast to (see layout.broadcast_shapes)."""
     return Size(_broadcast_shapes(*shapes))
@@ -67,21 +91,3 @@ def numel(input: Tensor) -> "int":
 
 def is_storage(obj) -> "bool":
     return isinstance(obj, (TypedStorage, UntypedStorage))
-from . import nn  # noqa: E402  (layer 8)
-from . import optim  # noqa: E402  (layer 9)
-from . import utils  # noqa: E402  (layer 10)
-from . import cuda  # noqa: E402
-from . import linalg  # noqa: E402  (torch.linalg)
-from .serialization import load, save  # noqa: E402  (layer 11)
-from . import datasets  # noqa: E402  (layer 12)
-from .backends.cpu.threads import get_num_threads, set_num_threads  # noqa: E402  (torch.set_num_threads)
-from types import ModuleType as _ModuleType  # noqa: E402
-from .dtype import bfloat16  # noqa: E402
-from . import amp, func  # noqa: E402  (mixed precision; function transforms)
-from .amp import (autocast, get_autocast_dtype, is_autocast_available,  # noqa: E402
-                  is_autocast_enabled, set_autocast_enabled)
-from . import compiler  # noqa: E402
-from .compiler import compile  # noqa: E402,A001
-cuda.amp = amp.cuda_amp          # minitorch.cuda.amp.autocast / GradScaler (older spelling)
-cpu = _ModuleType("minitorch.cpu")  # torch.cpu: only its amp namespace here
-cpu.amp = amp.cpu_amp            # minitorch.cpu.amp.autocast

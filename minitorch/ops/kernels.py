@@ -24,7 +24,7 @@ from ..storage import UntypedStorage
 from ..tensor_base import TensorBase
 from ..backends import get_backend, rng
 from ..backends.interface import (ARITH, COMPARE, DIRECT_CONV, FAST, FUSED_ELEMENTWISE, INT,
-                                  MATH, SCALAR_BUFFER, THRESHOLD_BACKWARD)
+                                  MATH, SCALAR_BUFFER, THRESHOLD_BACKWARD, RandomKind)
 from ..device import CPU, get_default_device
 
 Number = (int, float, bool, np.number, np.bool_)
@@ -668,8 +668,10 @@ def multinomial_counters(rows: int, categories: int, samples: int, replacement: 
     return rng.multinomial_counters(rows, categories, samples, replacement)
 
 
-def random_fill(kind: str, out: Array, seed: Any, offset: Any, device: Any, *params: Any) -> None:
-    """Fill the buffer ``out`` with the random stream ``(seed, offset)`` of ``kind``."""
+def random_fill(kind: RandomKind, out: Array, seed: Any, offset: Any, device: Any,
+                *params: Any) -> None:
+    """Fill the buffer ``out`` with the random stream ``(seed, offset)`` of ``kind``
+    (``UNIFORM``, ``NORMAL``, ...: ``backends/interface.py``)."""
     get_backend(device).random_fill(kind, out, seed, offset, *params)
 
 

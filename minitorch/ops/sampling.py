@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..autograd import grad_mode
+from ..backends.interface import (BERNOULLI, BERNOULLI_SCALAR, MULTINOMIAL, NORMAL, RANDINT,
+                                  RANDPERM, UNIFORM, RandomKind)
 from ..autograd.grad_mode import no_grad
 from ..device import as_device
 from ..dtype import as_dtype, bool_, float32, float64, get_default_dtype, int64
@@ -39,19 +41,20 @@ def _float_factory(size: tuple, dtype: Any, device: Any) -> TensorBase:
     return TensorBase._empty(size, dt, as_device(device))
 
 
-def _fill_random(out: TensorBase, kind: str, generator: Generator | None, *params: Any) -> TensorBase:
+def _fill_random(out: TensorBase, kind: RandomKind, generator: Generator | None,
+                 *params: Any) -> TensorBase:
     """Fill ``out`` (any dtype, any layout) with random numbers of ``kind``."""
     n = out.numel()
     if n == 0:
         return out
     # Kernels fill contiguous float32/float64/int64 buffers; anything else goes
     # through a temporary and a cast.
-    work_dt = {"uniform": float64, "normal": float64, "randint": int64, "bernoulli": bool_}[kind]
-    if out.dtype in (float32, float64) and kind in ("uniform", "normal"):
+    work_dt = {UNIFORM: float64, NORMAL: float64, RANDINT: int64, BERNOULLI: bool_}[kind]
+    if out.dtype in (float32, float64) and kind in (UNIFORM, NORMAL):
         work_dt = out.dtype
     direct = out.is_contiguous() and out.dtype is work_dt
     work = out if direct else TensorBase._empty(out._shape, work_dt, out.device)
-    counters = kernels.normal_counters(n) if kind == "normal" else n
+    counters = kernels.normal_counters(n) if kind == NORMAL else n
     seed, offset = generator_for(generator, out.device)._take(counters)
     kernels.random_fill(kind, kernels.flat(work), seed, offset, work.device, *params)
     if not direct:
@@ -64,7 +67,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
          requires_grad: bool = False, out: Any = None) -> TensorBase:
     """Uniform random numbers in [0, 1)."""
     t = _float_factory(size_arg(size), dtype, device)
-    return new_leaf(_fill_random(t, "uniform", generator, 0.0, 1.0), requires_grad)
+    return new_leaf(_fill_random(t, UNIFORM, generator, 0.0, 1.0), requires_grad)
 
 
 @recorded
@@ -72,7 +75,7 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
           device: Any = None, requires_grad: bool = False, out: Any = None) -> TensorBase:
     """Standard normal random numbers (mean 0, variance 1)."""
     t = _float_factory(size_arg(size), dtype, device)
-    return new_leaf(_fill_random(t, "normal", generator, 0.0, 1.0), requires_grad)
+    return new_leaf(_fill_random(t, NORMAL, generator, 0.0, 1.0), requires_grad)
 
 
 @recorded
@@ -91,7 +94,7 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Generato
                            f">= to={high}")
     dt = as_dtype(dtype) if dtype is not None else int64
     t = TensorBase._empty(check_shape(size), dt, as_device(device))
-    return new_leaf(_fill_random(t, "randint", generator, int(low), int(high)), requires_grad)
+    return new_leaf(_fill_random(t, RANDINT, generator, int(low), int(high)), requires_grad)
 
 
 @recorded
@@ -104,7 +107,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     work = TensorBase._empty((n,), int64, as_device(device))
     if n:
         seed, offset = generator_for(generator, work.device)._take(n)
-        kernels.random_fill("randperm", kernels.buffer(work), seed, offset, work.device)
+        kernels.random_fill(RANDPERM, kernels.buffer(work), seed, offset, work.device)
     return new_leaf(work if dt is int64 else work.to(dt), requires_grad)
 
 
@@ -118,7 +121,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
         if isinstance(mean, TensorBase) and isinstance(std, TensorBase):
             shape = broadcast_shapes(mean._shape, std._shape)
         ref = mean if isinstance(mean, TensorBase) else std
-        z = _fill_random(TensorBase._empty(shape, ref.dtype, ref.device), "normal", generator,
+        z = _fill_random(TensorBase._empty(shape, ref.dtype, ref.device), NORMAL, generator,
                          0.0, 1.0)
         with no_grad():
             return z * std + mean
@@ -127,7 +130,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     t = _float_factory(check_shape(size), dtype, device)
-    return new_leaf(_fill_random(t, "normal", generator, float(mean), float(std)), requires_grad)
+    return new_leaf(_fill_random(t, NORMAL, generator, float(mean), float(std)), requires_grad)
 
 
 @recorded
@@ -144,10 +147,10 @@ def bernoulli(input: TensorBase, p: Any = None, *, generator: Generator | None =
     if n:
         seed, offset = generator_for(generator, work.device)._take(n)
         if probs is None:
-            kernels.random_fill("bernoulli_scalar", kernels.buffer(work), seed, offset,
+            kernels.random_fill(BERNOULLI_SCALAR, kernels.buffer(work), seed, offset,
                                 work.device, float(p))
         else:
-            kernels.random_fill("bernoulli", kernels.buffer(work), seed, offset, work.device,
+            kernels.random_fill(BERNOULLI, kernels.buffer(work), seed, offset, work.device,
                                 kernels.flat(probs))
     return kernels.cast(work, input.dtype if input.dtype.is_floating_point else float32)
 
@@ -178,7 +181,7 @@ def multinomial(input: TensorBase, num_samples: int, replacement: bool = False, 
     out = TensorBase._empty((rows, num_samples), int64, input.device)
     seed, offset = generator_for(generator, out.device)._take(
         kernels.multinomial_counters(rows, k, num_samples, replacement))
-    kernels.random_fill("multinomial", kernels.array_of(out, (rows, num_samples)), seed, offset,
+    kernels.random_fill(MULTINOMIAL, kernels.array_of(out, (rows, num_samples)), seed, offset,
                         out.device, np.ascontiguousarray(host), num_samples, bool(replacement))
     return out.reshape(num_samples) if input.dim() == 1 else out
 
@@ -235,7 +238,7 @@ def uniform_(self: TensorBase, a: float = 0.0, b: float = 1.0, *,
     """Fill with numbers drawn uniformly from [a, b)."""
     _check_fill(self)
     with no_grad():
-        return _fill_random(self, "uniform", generator, float(a), float(b))
+        return _fill_random(self, UNIFORM, generator, float(a), float(b))
 
 
 def normal_(self: TensorBase, mean: float = 0.0, std: float = 1.0, *,
@@ -243,7 +246,7 @@ def normal_(self: TensorBase, mean: float = 0.0, std: float = 1.0, *,
     """Fill with normal random numbers of the given mean and standard deviation."""
     _check_fill(self)
     with no_grad():
-        return _fill_random(self, "normal", generator, float(mean), float(std))
+        return _fill_random(self, NORMAL, generator, float(mean), float(std))
 
 
 def random_(self: TensorBase, from_: int = 0, to: Any = None, *,
@@ -253,7 +256,7 @@ def random_(self: TensorBase, from_: int = 0, to: Any = None, *,
         from_, to = 0, from_ if from_ else 2 ** 24
     _check_fill(self)
     with no_grad():
-        return _fill_random(self, "randint", generator, int(from_), int(to))
+        return _fill_random(self, RANDINT, generator, int(from_), int(to))
 
 
 def bernoulli_(self: TensorBase, p: float = 0.5, *,
