@@ -3,9 +3,9 @@
     python tools/prebuild_kernels.py           # build minitorch/backends/prebuilt/ again
     python tools/prebuild_kernels.py --check   # is it up to date with the code? (exit 1 if not)
 
-The build runs the README's first commands (``minitorch train mnist`` for a
-few steps, ``evaluate``, ``predict``, ``train xor``, ``train mnist --model
-mlp``) in fresh processes that compile every kernel they need for the
+The build runs the README's first commands (``minitorch train mnist`` for an
+epoch, ``evaluate``, ``predict``, ``train mnist --model mlp``, ``train xor``)
+and a short tour of the basic ops (:data:`TOUR`) in fresh processes that compile every kernel they need for the
 baseline CPU of :mod:`minitorch.backends.prebuilt_kernels` (``NUMBA_CPU_NAME``),
 into an empty cache filed by content, and packs that cache into
 ``kernels-<cpu>.tar.xz`` with a manifest: the versions it needs and, for each
@@ -47,6 +47,27 @@ WORKLOAD = [
     ["train", "xor", "--epochs", "2", "--no-progress"],
 ]
 
+#: What a newcomer types first (the seeds' examples): small tensors, float32 and float64,
+#: integers and masks; views, arithmetic, reductions, matmul, autograd, indexing.
+TOUR = """
+import minitorch as torch
+for dtype in (torch.float32, torch.float64):
+    a = torch.randn(4, 5, dtype=dtype, requires_grad=True)
+    b = torch.randn(5, 3, dtype=dtype)
+    loss = ((a @ b).relu() * 2 + 1).sum() + (a.exp().log() - a.sigmoid() / 3).pow(2).mean()
+    loss.backward()
+    x = torch.randn(3, 4, dtype=dtype)
+    y = x.t().contiguous() - x.t() * x.t() + 1.5
+    x.sum(), x.sum(1, keepdim=True), x.mean(0), x.max(1), x.argmax(1), x.std(), y.abs().sqrt()
+    x.softmax(-1), x.log_softmax(1), x.tanh(), x.clamp(-1, 1), x[x > 0], torch.where(x > 0, x, 0.0)
+    x[:, 1:3] = 0
+    torch.cat([x, x]), torch.stack([x, x]), x.view(12).sort(), x.cumsum(1), x.norm()
+    torch.zeros(2, 3, dtype=dtype), torch.ones(2, dtype=dtype), torch.linspace(0, 1, 5)
+i = torch.arange(10)
+i * 2 + 1, i.sum(), i[i % 2 == 0], torch.tensor([1, 2, 3]) + 1, i.float().mean()
+torch.tensor([[1., 2.], [3., 4.]]) @ torch.tensor([[1.], [1.]])
+"""
+
 
 def build() -> None:
     with tempfile.TemporaryDirectory(prefix="minitorch-prebuild-") as tmp:
@@ -65,6 +86,8 @@ def build() -> None:
             print("minitorch", " ".join(command), flush=True)
             subprocess.run([sys.executable, "-m", "minitorch.cli", *args], cwd=ROOT, env=env,
                            check=True, stdout=subprocess.DEVNULL)
+        print("a tour of the basic ops", flush=True)
+        subprocess.run([sys.executable, "-c", TOUR], cwd=ROOT, env=env, check=True)
         files = sorted(p for p in cache.rglob("*") if p.suffix in (".nbi", ".nbc")
                        and "-boundscheck" not in p.name)
         kernels = sorted({_entry(p.relative_to(cache)) for p in files if p.suffix == ".nbi"})
