@@ -173,6 +173,11 @@ w: torch.Tensor = t.exp_()
 d: torch.dtype = torch.float32
 b: torch.dtype = torch.bool
 m: torch.Tensor = torch.nn.functional.relu(t)
+
+# The CPU backend module keeps the backend protocol (backends/interface.py) for mypy too.
+from minitorch.backends.cpu import backend as cpu_backend  # noqa: E402
+from minitorch.backends.interface import Backend  # noqa: E402
+kernels: Backend = cpu_backend
 """
 
 WRONG = """\
