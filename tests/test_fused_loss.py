@@ -2,7 +2,10 @@
 
 NumPy is the oracle for values; gradients are checked by finite differences
 in float64, and second derivatives (``create_graph``) too, since the fused
-backward switches to the differentiable formula there.
+backward switches to the differentiable formula there.  The tests that take the
+``device`` fixture run on ``cpu`` and on ``cuda`` (the simulator without a GPU);
+on ``cuda`` a gradient is compared with the CPU's.  (A bad target on ``cuda`` is
+tested in tests/test_cuda_sync.py: it is reported at the next read.)
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch as torch
+from device_checks import host
 from minitorch.autograd import gradcheck, gradgradcheck
 from minitorch.nn import functional as F
 
@@ -39,10 +43,22 @@ def test_softmax_and_log_softmax_match_numpy(shape, data, dtype):
     assert torch.softmax(x, dim).is_contiguous()
 
 
-def test_infinities_and_nan_as_in_pytorch():
+@pytest.mark.parametrize("shape, dim", [((3, 7), 1), ((3, 7), 0), ((2, 3, 4), 1), ((5,), 0)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_softmax_and_log_softmax_on_every_device(device, shape, dim, dtype):
+    a = np.random.default_rng(7).standard_normal(shape) * 5
+    x = torch.tensor(a, dtype=dtype, device=device)
+    want = _np_log_softmax(a, dim)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype is torch.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(host(torch.log_softmax(x, dim)), want, **tol)
+    np.testing.assert_allclose(host(torch.softmax(x, dim)), np.exp(want), **tol)
+    assert torch.softmax(x, dim).device.type == device
+
+
+def test_infinities_and_nan_as_in_pytorch(device):
     nan, inf = float("nan"), float("inf")
     x = torch.tensor([[1.0, inf, 2.0], [-inf, 0.0, 1.0], [nan, 1.0, 2.0], [-inf, -inf, 1.0],
-                      [-inf, -inf, -inf]])
+                      [-inf, -inf, -inf]], device=device)
     p = torch.softmax(x, 1).tolist()
     assert all(np.isnan(p[0])) and all(np.isnan(p[2])) and all(np.isnan(p[4]))
     np.testing.assert_allclose(p[1], [0.0, 0.26894142, 0.73105858], rtol=1e-6)
@@ -63,7 +79,7 @@ def test_softmax_gradients(fn, dim):
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_nll_loss_values_and_gradients(reduction, weighted):
+def test_nll_loss_values_and_gradients(device, reduction, weighted):
     rng = np.random.default_rng(3)
     logits = rng.standard_normal((6, 5))
     target = np.array([0, 4, 2, -100, 2, 1])
@@ -73,13 +89,22 @@ def test_nll_loss_values_and_gradients(reduction, weighted):
     safe = np.where(keep, target, 0)
     per = -logp[np.arange(6), safe] * weight[safe] * keep
     want = {"none": per, "sum": per.sum(), "mean": per.sum() / (weight[safe] * keep).sum()}
-    x = torch.tensor(logits, requires_grad=True)
-    w = torch.tensor(weight) if weighted else None
-    loss = F.cross_entropy(x, torch.tensor(target), weight=w, reduction=reduction)
-    np.testing.assert_allclose(loss.detach().numpy(), want[reduction], rtol=1e-12)
+    x = torch.tensor(logits, requires_grad=True, device=device)
+    w = torch.tensor(weight, device=device) if weighted else None
+    loss = F.cross_entropy(x, torch.tensor(target, device=device), weight=w,
+                           reduction=reduction)
+    np.testing.assert_allclose(host(loss), want[reduction], rtol=1e-12)
     assert loss.grad_fn.name() == "NllLossBackward0"
-    f = lambda t: F.cross_entropy(t, torch.tensor(target), weight=w, reduction=reduction)
-    assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))
+    if device == "cpu":
+        f = lambda t: F.cross_entropy(t, torch.tensor(target), weight=w, reduction=reduction)
+        assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))
+    else:       # the CPU's gradient (checked above by finite differences)
+        xc = torch.tensor(logits, requires_grad=True)
+        wc = torch.tensor(weight) if weighted else None
+        grad = torch.ones(6) if reduction == "none" else torch.tensor(1.0)
+        F.cross_entropy(xc, torch.tensor(target), weight=wc, reduction=reduction).backward(grad)
+        loss.backward(grad.to(device))
+        np.testing.assert_allclose(host(x.grad), xc.grad.numpy(), rtol=1e-12, atol=1e-15)
 
 
 def test_nll_loss_on_image_shaped_input():
