@@ -15,6 +15,18 @@ import minitorch as torch
 
 pytestmark = pytest.mark.tensor
 
+
+@pytest.fixture
+def default_device(device):
+    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
+    ``device`` fixture of tests/conftest.py) for the length of a test."""
+    torch.set_default_device(device)
+    try:
+        yield device
+    finally:
+        torch.set_default_device("cpu")
+
+
 SETTINGS = settings(max_examples=60, deadline=None)
 
 
@@ -215,7 +227,7 @@ def test_permute_and_transpose_errors():
     assert torch.zeros(3).t().shape == (3,) and torch.tensor(1.0).t().shape == ()
 
 
-def test_squeeze_and_unsqueeze():
+def test_squeeze_and_unsqueeze(default_device):
     a = torch.zeros(2, 1, 3, 1)
     assert a.squeeze().shape == (2, 3)
     assert a.squeeze(1).shape == (2, 3, 1)
@@ -236,7 +248,7 @@ def test_squeeze_and_unsqueeze():
     assert shares_storage(a.squeeze(), a) and shares_storage(b.unsqueeze(0), b)
 
 
-def test_expand_uses_stride_zero():
+def test_expand_uses_stride_zero(default_device):
     a = torch.tensor([[1.0], [2.0], [3.0]])
     e = a.expand(3, 4)
     assert e.stride() == (1, 0) and shares_storage(e, a)
@@ -253,7 +265,7 @@ def test_expand_uses_stride_zero():
         a.expand(4)
 
 
-def test_flatten_and_unflatten():
+def test_flatten_and_unflatten(default_device):
     a = torch.arange(24).view(2, 3, 4)
     assert a.flatten().shape == (24,)
     assert a.flatten(1).shape == (2, 12)
@@ -263,7 +275,7 @@ def test_flatten_and_unflatten():
     assert shares_storage(a.flatten(), a)
     f = a.transpose(0, 2).flatten()
     assert not shares_storage(f, a)
-    np.testing.assert_array_equal(f.numpy(), np.arange(24).reshape(2, 3, 4).transpose(2, 1, 0)
+    np.testing.assert_array_equal(f.cpu().numpy(), np.arange(24).reshape(2, 3, 4).transpose(2, 1, 0)
                                   .reshape(-1))
     with pytest.raises(RuntimeError):
         a.flatten(2, 1)
@@ -277,7 +289,7 @@ def test_flatten_and_unflatten():
 # ---------------------------------------------------------------------------
 # slicing views: narrow, select, split, chunk, unbind, diagonal, as_strided
 # ---------------------------------------------------------------------------
-def test_narrow():
+def test_narrow(default_device):
     a = torch.arange(10)
     assert a.narrow(0, 2, 3).tolist() == [2, 3, 4]
     assert a.narrow(0, -3, 2).tolist() == [7, 8]
@@ -288,10 +300,10 @@ def test_narrow():
     with pytest.raises(IndexError):
         a.narrow(0, 11, 0)
     b = torch.arange(12).view(3, 4)
-    np.testing.assert_array_equal(b.narrow(1, 1, 2).numpy(), np.arange(12).reshape(3, 4)[:, 1:3])
+    np.testing.assert_array_equal(b.narrow(1, 1, 2).cpu().numpy(), np.arange(12).reshape(3, 4)[:, 1:3])
 
 
-def test_select():
+def test_select(default_device):
     b = torch.arange(12).view(3, 4)
     assert b.select(1, -1).tolist() == [3, 7, 11]
     assert b.select(0, 1).storage_offset() == 4 and b.select(1, 2).stride() == (4,)
@@ -349,14 +361,14 @@ def test_tensor_split():
         [[0], [1, 2, 3, 4], [5, 6]]
 
 
-def test_diagonal():
+def test_diagonal(default_device):
     n = np.arange(12).reshape(3, 4)
     a = torch.arange(12).view(3, 4)
     for k in (-2, -1, 0, 1, 3, 5):
-        np.testing.assert_array_equal(a.diagonal(k).numpy(), np.diagonal(n, k))
+        np.testing.assert_array_equal(a.diagonal(k).cpu().numpy(), np.diagonal(n, k))
     assert shares_storage(a.diagonal(), a) and a.diagonal().stride() == (5,)
     b = torch.arange(24).view(2, 3, 4)
-    np.testing.assert_array_equal(b.diagonal(0, 1, 2).numpy(),
+    np.testing.assert_array_equal(b.diagonal(0, 1, 2).cpu().numpy(),
                                   np.diagonal(np.arange(24).reshape(2, 3, 4), 0, 1, 2))
 
 
@@ -452,7 +464,7 @@ def test_seed_slicing_offsets_and_strides():
 # ---------------------------------------------------------------------------
 # writing through views
 # ---------------------------------------------------------------------------
-def test_setitem_writes_through_views_with_broadcasting():
+def test_setitem_writes_through_views_with_broadcasting(default_device):
     a = torch.zeros(3, 4)
     n = np.zeros((3, 4), dtype=np.float32)
     a[1:, ::2] = torch.tensor([1.0, 2.0])
@@ -466,10 +478,10 @@ def test_setitem_writes_through_views_with_broadcasting():
     n[:, 1] = 7
     a.t()[0] = -1
     n.T[0] = -1
-    np.testing.assert_array_equal(a.numpy(), n)
+    np.testing.assert_array_equal(a.cpu().numpy(), n)
 
 
-def test_setitem_casts_to_the_target_dtype():
+def test_setitem_casts_to_the_target_dtype(default_device):
     c = torch.zeros(2, dtype=torch.int64)
     c[0] = 2.7
     assert c.tolist() == [2, 0]
@@ -481,7 +493,7 @@ def test_setitem_casts_to_the_target_dtype():
     assert e.tolist() == [[3.0, 0.0], [0.0, 0.0]]
 
 
-def test_setitem_shape_mismatch_raises():
+def test_setitem_shape_mismatch_raises(default_device):
     b = torch.zeros(2, 3)
     with pytest.raises(RuntimeError):
         b[0] = torch.ones(4)
@@ -489,13 +501,13 @@ def test_setitem_shape_mismatch_raises():
         b[0] = torch.ones(2, 3)
 
 
-def test_setitem_value_with_leading_ones_is_accepted():
+def test_setitem_value_with_leading_ones_is_accepted(default_device):
     b = torch.zeros(2, 3)
     b[0] = torch.ones(1, 3)
     assert b.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
 
 
-def test_writes_through_a_view_are_seen_by_the_base_and_vice_versa():
+def test_writes_through_a_view_are_seen_by_the_base_and_vice_versa(default_device):
     g = torch.arange(6).view(2, 3)
     x = g.view(6)
     x[4] = 100
@@ -508,21 +520,21 @@ def test_writes_through_a_view_are_seen_by_the_base_and_vice_versa():
     assert b.tolist() == [[0, 10, 2], [3, 4, 5]]
 
 
-def test_in_place_ops_through_a_strided_view():
+def test_in_place_ops_through_a_strided_view(default_device):
     a = torch.zeros(4, 4)
     a[::2, 1::2].add_(1)
     n = np.zeros((4, 4), dtype=np.float32)
     n[::2, 1::2] += 1
-    np.testing.assert_array_equal(a.numpy(), n)
+    np.testing.assert_array_equal(a.cpu().numpy(), n)
     a.t()[1].mul_(3).sub_(1)
     n.T[1] = n.T[1] * 3 - 1
-    np.testing.assert_array_equal(a.numpy(), n)
+    np.testing.assert_array_equal(a.cpu().numpy(), n)
 
 
 # ---------------------------------------------------------------------------
 # copying shape ops: cat, stack, flip, repeat, roll
 # ---------------------------------------------------------------------------
-def test_cat():
+def test_cat(default_device):
     a, b = torch.zeros(2, 3), torch.ones(1, 3)
     c = torch.cat([a, b])
     assert c.shape == (3, 3) and not shares_storage(c, a)
@@ -532,12 +544,12 @@ def test_cat():
     assert torch.cat([a, torch.ones(2, 3, dtype=torch.int64)]).dtype == torch.float32
     assert torch.cat([torch.zeros(2, dtype=torch.int32), torch.ones(2, dtype=torch.int64)]) \
         .dtype == torch.int64
-    np.testing.assert_array_equal(torch.cat([a.t(), a.t()], 1).numpy(), np.zeros((3, 4)))
+    np.testing.assert_array_equal(torch.cat([a.t(), a.t()], 1).cpu().numpy(), np.zeros((3, 4)))
     out = torch.empty(3, 3)
     assert torch.cat([a, b], out=out) is out and out.tolist()[2] == [1.0, 1.0, 1.0]
 
 
-def test_cat_errors():
+def test_cat_errors(default_device):
     with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0"):
         torch.cat([torch.zeros(2, 3), torch.ones(2, 1)])
     with pytest.raises(RuntimeError, match="same number of dimensions"):
@@ -550,13 +562,13 @@ def test_cat_errors():
         torch.cat([torch.zeros(2)], 1)
 
 
-def test_stack():
+def test_stack(default_device):
     a, b = torch.zeros(2, 3), torch.ones(2, 3)
     assert torch.stack([a, b]).shape == (2, 2, 3)
     assert torch.stack([a, b], 2).shape == (2, 3, 2)
     assert torch.stack([a, b], -1).shape == (2, 3, 2)
     assert torch.stack([torch.tensor(1.0), torch.tensor(2.0)]).tolist() == [1.0, 2.0]
-    np.testing.assert_array_equal(torch.stack([a, b], 1).numpy(),
+    np.testing.assert_array_equal(torch.stack([a, b], 1).cpu().numpy(),
                                   np.stack([np.zeros((2, 3)), np.ones((2, 3))], 1))
     with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
         torch.stack([a, torch.zeros(3, 2)])
@@ -564,19 +576,19 @@ def test_stack():
         torch.stack([a, b], 3)
 
 
-def test_hstack_vstack():
+def test_hstack_vstack(default_device):
     assert torch.hstack([torch.arange(3), torch.arange(2)]).tolist() == [0, 1, 2, 0, 1]
     assert torch.vstack([torch.arange(3), torch.arange(3)]).shape == (2, 3)
 
 
-def test_flip():
+def test_flip(default_device):
     a = torch.arange(6).view(2, 3)
     n = np.arange(6).reshape(2, 3)
-    np.testing.assert_array_equal(a.flip(0).numpy(), n[::-1])
-    np.testing.assert_array_equal(a.flip(0, 1).numpy(), n[::-1, ::-1])
-    np.testing.assert_array_equal(a.flip((0, 1)).numpy(), n[::-1, ::-1])
-    np.testing.assert_array_equal(torch.flip(a, [-1]).numpy(), n[:, ::-1])
-    np.testing.assert_array_equal(a.t().flip(0).numpy(), n.T[::-1])
+    np.testing.assert_array_equal(a.flip(0).cpu().numpy(), n[::-1])
+    np.testing.assert_array_equal(a.flip(0, 1).cpu().numpy(), n[::-1, ::-1])
+    np.testing.assert_array_equal(a.flip((0, 1)).cpu().numpy(), n[::-1, ::-1])
+    np.testing.assert_array_equal(torch.flip(a, [-1]).cpu().numpy(), n[:, ::-1])
+    np.testing.assert_array_equal(a.t().flip(0).cpu().numpy(), n.T[::-1])
     assert not shares_storage(a.flip(0), a)
     with pytest.raises(IndexError):
         a.flip(2)
@@ -584,26 +596,26 @@ def test_flip():
         a.flip(0, 0)
 
 
-def test_repeat_and_tile():
+def test_repeat_and_tile(default_device):
     a = torch.arange(6).view(2, 3)
     n = np.arange(6).reshape(2, 3)
-    np.testing.assert_array_equal(a.repeat(2, 1).numpy(), np.tile(n, (2, 1)))
-    np.testing.assert_array_equal(a.repeat(2, 2, 3).numpy(), np.tile(n, (2, 2, 3)))
+    np.testing.assert_array_equal(a.repeat(2, 1).cpu().numpy(), np.tile(n, (2, 1)))
+    np.testing.assert_array_equal(a.repeat(2, 2, 3).cpu().numpy(), np.tile(n, (2, 2, 3)))
     assert torch.arange(3).repeat(2, 0).shape == (2, 0)
-    np.testing.assert_array_equal(a.tile(2).numpy(), np.tile(n, 2))
-    np.testing.assert_array_equal(torch.tile(a, (2, 1, 1)).numpy(), np.tile(n, (2, 1, 1)))
+    np.testing.assert_array_equal(a.tile(2).cpu().numpy(), np.tile(n, 2))
+    np.testing.assert_array_equal(torch.tile(a, (2, 1, 1)).cpu().numpy(), np.tile(n, (2, 1, 1)))
     with pytest.raises(RuntimeError, match="Number of dimensions of repeat dims"):
         a.repeat(2)
 
 
-def test_roll():
+def test_roll(default_device):
     a = torch.arange(6).view(2, 3)
     n = np.arange(6).reshape(2, 3)
-    np.testing.assert_array_equal(torch.arange(10).roll(3).numpy(), np.roll(np.arange(10), 3))
-    np.testing.assert_array_equal(a.roll(1, 1).numpy(), np.roll(n, 1, 1))
-    np.testing.assert_array_equal(a.roll(-1, 0).numpy(), np.roll(n, -1, 0))
-    np.testing.assert_array_equal(a.roll((1, 1), (0, 1)).numpy(), np.roll(n, (1, 1), (0, 1)))
-    np.testing.assert_array_equal(a.roll(4).numpy(), np.roll(n, 4))
+    np.testing.assert_array_equal(torch.arange(10).roll(3).cpu().numpy(), np.roll(np.arange(10), 3))
+    np.testing.assert_array_equal(a.roll(1, 1).cpu().numpy(), np.roll(n, 1, 1))
+    np.testing.assert_array_equal(a.roll(-1, 0).cpu().numpy(), np.roll(n, -1, 0))
+    np.testing.assert_array_equal(a.roll((1, 1), (0, 1)).cpu().numpy(), np.roll(n, (1, 1), (0, 1)))
+    np.testing.assert_array_equal(a.roll(4).cpu().numpy(), np.roll(n, 4))
 
 
 # ---------------------------------------------------------------------------
