@@ -448,3 +448,21 @@ def test_outlines_are_kept_on_disk_by_content_and_a_bad_copy_is_never_trusted(tm
         stored.write_text(junk)
         kernel_cache._outline.cache_clear()
         assert kernel_cache.outline(source) == changed
+
+
+def test_a_stamp_is_the_same_in_every_process():
+    # Python randomises string hashing per process: a set in a kernel's options (fastmath's
+    # flags) once made its stamp differ from run to run, so other processes, and the
+    # prebuilt kernels, missed it.
+    script = ("from minitorch.backends.cpu import conv_direct as c; "
+              "print(c.conv_weight_grad_parallel._cache._impl.locator.get_source_stamp()[1])")
+    assert "fastmath" in repr(sorted(kernel_cache._walk(conv_direct_kernel().py_func).values))
+    stamps = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}, check=True,
+                             timeout=300).stdout.strip() for seed in ("1", "2", "3")}
+    assert len(stamps) == 1, stamps
+
+
+def conv_direct_kernel():
+    from minitorch.backends.cpu import conv_direct
+    return conv_direct.conv_weight_grad_parallel    # calls a function with fastmath={...}

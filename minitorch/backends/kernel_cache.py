@@ -368,7 +368,7 @@ class _Walk:
         if isinstance(py_func, types.FunctionType):          # a compiled function
             options = getattr(obj, "targetoptions", None)
             if options is not None:
-                self.values.add(f"{label} options {sorted((k, repr(v)) for k, v in options.items())}")
+                self.values.add(f"{label} options {_canonical(options)}")
             self.function(py_func, True)
             return
         if isinstance(obj, types.FunctionType):              # a plain function
@@ -416,6 +416,20 @@ class _Walk:
         else:
             name = getattr(obj, "__qualname__", type(obj).__qualname__)
             self.values.add(f"{label} = {module_name}.{name}")
+
+
+def _canonical(value: Any) -> str:
+    """``repr`` of a compiled function's options, the same in every process: a set's
+    order follows string hashing, which changes from process to process
+    (``fastmath={'contract', 'reassoc'}`` gave two stamps for one kernel)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_canonical(v)}" for k, v in
+                               sorted(value.items(), key=lambda kv: repr(kv[0]))) + "}"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(_canonical(v) for v in value)) + "}"
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__ + "(" + ", ".join(_canonical(v) for v in value) + ")"
+    return repr(value)
 
 
 def _relative(path: Path) -> str:
