@@ -19,6 +19,18 @@ from minitorch.ops import elementwise as E
 
 pytestmark = pytest.mark.ops
 
+
+@pytest.fixture
+def default_device(device):
+    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
+    ``device`` fixture of tests/conftest.py) for the length of a test."""
+    torch.set_default_device(device)
+    try:
+        yield device
+    finally:
+        torch.set_default_device("cpu")
+
+
 SETTINGS = settings(max_examples=12, deadline=None)
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 LAYOUTS = ["contiguous", "transposed", "strided", "broadcast", "offset"]
@@ -260,7 +272,7 @@ def test_comparisons_and_logic_give_bool(name, fn, ref, data):
     np.testing.assert_array_equal(got.numpy(), ref(a, b))
 
 
-def test_comparisons_with_nan_and_scalars():
+def test_comparisons_with_nan_and_scalars(default_device):
     a = torch.tensor([1.0, float("nan")])
     assert (a == a).tolist() == [True, False] and (a != a).tolist() == [False, True]
     assert (a < 2).tolist() == [True, False] and (2 > a).tolist() == [True, False]
@@ -270,7 +282,7 @@ def test_comparisons_with_nan_and_scalars():
         torch.eq(torch.ones(2), "a")
 
 
-def test_isnan_isinf_isfinite_nan_to_num():
+def test_isnan_isinf_isfinite_nan_to_num(default_device):
     x = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
     assert x.isnan().tolist() == [False, True, False, False]
     assert x.isinf().tolist() == [False, False, True, True]
@@ -282,7 +294,7 @@ def test_isnan_isinf_isfinite_nan_to_num():
     assert x.nan_to_num(0.5, 5.0, -5.0).tolist() == [1.0, 0.5, 5.0, -5.0]
 
 
-def test_where_variants():
+def test_where_variants(default_device):
     c = torch.tensor([True, False])
     assert torch.where(c, torch.tensor([1, 2]), torch.tensor([1.5, 2.5])).tolist() == [1.0, 2.5]
     assert torch.where(c, 1, 0).dtype is torch.int64
@@ -297,7 +309,7 @@ def test_where_variants():
         torch.where(torch.tensor([1, 0]), 1.0, 0.0)
 
 
-def test_clamp_variants():
+def test_clamp_variants(default_device):
     x = torch.tensor([1.0, 5.0, float("nan")])
     assert x.clamp(2, 4)[:2].tolist() == [2.0, 4.0] and math.isnan(x.clamp(2, 4)[2].item())
     assert x.clamp(3, 2)[:2].tolist() == [2.0, 2.0]               # min > max: everything is max
@@ -341,7 +353,7 @@ def test_int64_ops_are_exact(name, fn, ref, data):
     np.testing.assert_array_equal(got.numpy(), ref(a, b))
 
 
-def test_int64_ops_beyond_float_precision():
+def test_int64_ops_beyond_float_precision(default_device):
     big = 2 ** 53 + 1
     t = torch.tensor([big, -big])
     assert (t + 2).tolist() == [big + 2, -big + 2]
@@ -397,16 +409,16 @@ def test_integer_and_bool_semantics(expr, expected, dtype):
     np.testing.assert_allclose(got.tolist(), expected, rtol=1e-6)
 
 
-def test_uint8_subtraction_wraps_around():
+def test_uint8_subtraction_wraps_around(default_device):
     assert (torch.tensor([1, 2], dtype=torch.uint8) - 3).tolist() == [254, 255]
 
 
-def test_sign_of_nan_and_negative_zero():
+def test_sign_of_nan_and_negative_zero(default_device):
     assert torch.tensor([float("nan"), -0.0]).sign().tolist() == [0.0, 0.0]
     assert math.copysign(1.0, torch.tensor([-0.0]).sign().item()) == 1.0
 
 
-def test_remainder_of_a_tiny_negative_number():
+def test_remainder_of_a_tiny_negative_number(default_device):
     assert torch.remainder(torch.tensor([-1e-45]), 2.0).item() == 2.0
 
 
@@ -428,12 +440,12 @@ def test_remainder_of_a_tiny_negative_number():
     ("torch.add(torch.ones(2), 'a')", TypeError, "must be Tensor"),
     ("torch.pow(2, 3)", TypeError, None),
 ])
-def test_error_cases(expr, exc, match):
+def test_error_cases(default_device, expr, exc, match):
     with pytest.raises(exc, match=match):
         eval(expr)
 
 
-def test_float_division_by_zero_follows_ieee():
+def test_float_division_by_zero_follows_ieee(default_device):
     assert (torch.tensor([1.0, -2.0]) / 0).tolist() == [math.inf, -math.inf]
     assert math.isnan((torch.tensor([0.0]) / 0).item())
     assert (torch.tensor([1, 2]) / torch.tensor([0, 0])).tolist() == [math.inf, math.inf]
@@ -448,7 +460,7 @@ def test_float_division_by_zero_follows_ieee():
 # ---------------------------------------------------------------------------
 # float16
 # ---------------------------------------------------------------------------
-def test_float16_ops_keep_dtype_and_round_like_numpy():
+def test_float16_ops_keep_dtype_and_round_like_numpy(default_device):
     a = np.array([0.1, 1.5, -2.25, 100.0], dtype=np.float16)
     b = np.array([0.2, 2.0, 3.0, 0.5], dtype=np.float16)
     ta, tb = torch.tensor(a), torch.tensor(b)
@@ -458,7 +470,7 @@ def test_float16_ops_keep_dtype_and_round_like_numpy():
                       (ta.exp(), expected_exp),
                       (-ta, -a), (ta.abs(), np.abs(a)), (torch.maximum(ta, tb), np.maximum(a, b))]:
         assert got.dtype is torch.float16
-        np.testing.assert_allclose(got.numpy().astype(np.float32), want.astype(np.float32),
+        np.testing.assert_allclose(got.cpu().numpy().astype(np.float32), want.astype(np.float32),
                                    rtol=1e-3)
     assert (ta < tb).dtype is torch.bool
     assert (ta + 1.5).dtype is torch.float16
@@ -484,7 +496,7 @@ def test_out_argument_writes_in_place(fn, args):
     assert out.data_ptr() == ptr and out.tolist() == want.tolist()
 
 
-def test_out_argument_resizing_and_casting():
+def test_out_argument_resizing_and_casting(default_device):
     out = torch.zeros(0)
     torch.add(torch.ones(2), 1, out=out)
     assert out.tolist() == [2.0, 2.0]
@@ -526,7 +538,7 @@ def test_in_place_methods_through_views(method, args, ref):
     np.testing.assert_allclose(base.numpy(), expected, rtol=1e-6)
 
 
-def test_in_place_operators_keep_identity():
+def test_in_place_operators_keep_identity(default_device):
     a = torch.ones(2, 3)
     b = a
     a += 1
@@ -544,7 +556,7 @@ def test_in_place_operators_keep_identity():
     assert m.tolist() == [True, True]
 
 
-def test_in_place_errors():
+def test_in_place_errors(default_device):
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
                                            "output type Long"):
         torch.tensor([1, 2]).add_(1.5)
@@ -569,35 +581,35 @@ def test_in_place_errors():
     ((2, 3), (2, 4), 3, 4, 1), ((2, 3), (3, 2), 3, 2, 1), ((2, 3), (4,), 3, 4, 1),
     ((2, 5, 3), (4, 3), 5, 4, 1),
 ])
-def test_broadcast_error_names_the_sizes(sa, sb, a, b, dim):
+def test_broadcast_error_names_the_sizes(default_device, sa, sb, a, b, dim):
     with pytest.raises(RuntimeError, match=rf"size of tensor a \({a}\) must match the size of "
                                            rf"tensor b \({b}\) at non-singleton dimension {dim}"):
         torch.zeros(sa) + torch.zeros(sb)
 
 
-def test_broadcast_shapes_function():
+def test_broadcast_shapes_function(default_device):
     assert tuple(torch.broadcast_shapes((2, 1), (3,))) == (2, 3)
     assert tuple(torch.broadcast_shapes((1,), (4, 1, 1), ())) == (4, 1, 1)
     with pytest.raises(RuntimeError):
         torch.broadcast_shapes((2, 1), (3, 3))
 
 
-def test_binary_ops_do_not_warn():
+def test_binary_ops_do_not_warn(default_device):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (torch.ones(2, 3) * torch.arange(3.0) + 1).exp()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fmod_and_remainder_when_the_quotient_rounds_up(dtype):
+def test_fmod_and_remainder_when_the_quotient_rounds_up(default_device, dtype):
     # float32(3) / float32(0.3) rounds to exactly 10.0, but 0.3 is slightly
     # more than 0.3: the true quotient is 9 and fmod is about 0.3, not -1e-7.
     x = np.array([3.0, -3.0, 7.5], dtype)
     y = np.array([0.3, 0.3, -0.1], dtype)
     x, y = x.astype(np.float32).astype(dtype), y.astype(np.float32).astype(dtype)
-    np.testing.assert_allclose(torch.fmod(torch.tensor(x), torch.tensor(y)).numpy(),
+    np.testing.assert_allclose(torch.fmod(torch.tensor(x), torch.tensor(y)).cpu().numpy(),
                                np.fmod(x, y), rtol=1e-6, atol=1e-12)
-    np.testing.assert_allclose(torch.remainder(torch.tensor(x), torch.tensor(y)).numpy(),
+    np.testing.assert_allclose(torch.remainder(torch.tensor(x), torch.tensor(y)).cpu().numpy(),
                                np.remainder(x, y), rtol=1e-6, atol=1e-12)
 
 # ---------------------------------------------------------------------------

@@ -18,6 +18,18 @@ import minitorch as torch
 
 pytestmark = pytest.mark.ops
 
+
+@pytest.fixture
+def default_device(device):
+    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
+    ``device`` fixture of tests/conftest.py) for the length of a test."""
+    torch.set_default_device(device)
+    try:
+        yield device
+    finally:
+        torch.set_default_device("cpu")
+
+
 SETTINGS = settings(max_examples=30, deadline=None)
 shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4)
 
@@ -120,7 +132,7 @@ def test_scatter_and_scatter_add_match_numpy(case):
     np.testing.assert_array_equal(t.numpy(), x)     # out-of-place ops leave the input alone
 
 
-def test_scatter_inplace_forms_and_reduce():
+def test_scatter_inplace_forms_and_reduce(default_device):
     x = torch.zeros(2, 3)
     idx = torch.tensor([[0, 1, 2], [2, 2, 0]])
     assert x.scatter_(1, idx, torch.ones(2, 3)) is x
@@ -139,7 +151,7 @@ def test_scatter_inplace_forms_and_reduce():
     assert v.tolist() == [[0, 5], [5, 0]]
 
 
-def test_gather_and_scatter_zero_dim_and_int_dtypes():
+def test_gather_and_scatter_zero_dim_and_int_dtypes(default_device):
     s = torch.tensor(3.0)
     assert s.gather(0, torch.tensor(0)).item() == 3.0
     assert s.gather(0, torch.tensor([0, 0])).tolist() == [3.0, 3.0]
@@ -191,7 +203,7 @@ def test_index_select_and_index_add_match_numpy(case):
     np.testing.assert_array_equal(t.index_fill(dim, torch.tensor(idx), -9.0).numpy(), filled)
 
 
-def test_index_ops_inplace_alpha_and_scalars():
+def test_index_ops_inplace_alpha_and_scalars(default_device):
     x = torch.zeros(3, 2)
     x.index_add_(0, torch.tensor([0, 0, 2]), torch.ones(3, 2), alpha=2)
     assert x.tolist() == [[4, 4], [0, 0], [2, 2]]
@@ -222,14 +234,14 @@ def test_take_and_embedding_match_numpy(x, data):
         np.testing.assert_array_equal(emb.numpy(), x[rows])
 
 
-def test_take_along_dim():
+def test_take_along_dim(default_device):
     x = np.random.RandomState(1).rand(3, 4)
     order = np.argsort(x, axis=1)
     t = torch.tensor(x)
     got = torch.take_along_dim(t, torch.tensor(order), dim=1)
-    np.testing.assert_array_equal(got.numpy(), np.take_along_axis(x, order, 1))
+    np.testing.assert_array_equal(got.cpu().numpy(), np.take_along_axis(x, order, 1))
     got = torch.take_along_dim(t, torch.tensor([[0, -1]]), dim=1)      # broadcasts rows
-    np.testing.assert_array_equal(got.numpy(), x[:, [0, 3]])
+    np.testing.assert_array_equal(got.cpu().numpy(), x[:, [0, 3]])
     assert torch.take_along_dim(t, torch.tensor([5, 0])).tolist() == [x.flat[5], x.flat[0]]
 
 
@@ -258,7 +270,7 @@ def test_masked_ops_match_numpy(x, data):
             np.testing.assert_array_equal(got.numpy(), want)
 
 
-def test_masked_inplace_and_value_dtypes():
+def test_masked_inplace_and_value_dtypes(default_device):
     x = torch.arange(6).reshape(2, 3)
     x.masked_fill_(torch.tensor([True, False, True]), 1.7)     # int tensor: value truncated
     assert x.tolist() == [[1, 1, 1], [1, 4, 1]]
@@ -380,7 +392,7 @@ def test_advanced_setitem_matches_numpy(shape_key, scalar):
     np.testing.assert_array_equal(base[0].numpy(), np.zeros(shape))
 
 
-def test_advanced_indexing_special_keys():
+def test_advanced_indexing_special_keys(default_device):
     x = torch.arange(24.0).reshape(2, 3, 4)
     assert x[True].shape == (1, 2, 3, 4)
     assert x[False].shape == (0, 2, 3, 4)
@@ -399,7 +411,7 @@ def test_advanced_indexing_special_keys():
     assert torch.tensor(5.0)[None, True].shape == (1, 1)
 
 
-def test_int_and_array_like_pytorch():
+def test_int_and_array_like_pytorch(default_device):
     # PyTorch applies ints as basic indices first; NumPy would broadcast them.
     x = torch.zeros(2, 3, 4)
     assert x[0, :, [0, 1]].shape == (3, 2)          # NumPy: (2, 3)
@@ -408,7 +420,7 @@ def test_int_and_array_like_pytorch():
     assert x[[0], None, [0]].shape == (1, 1, 4)
 
 
-def test_setitem_broadcast_accumulate_and_dtype():
+def test_setitem_broadcast_accumulate_and_dtype(default_device):
     x = torch.zeros(3, 4)
     x[[0, 2]] = torch.tensor([1.0, 2.0, 3.0, 4.0])
     x[:, [1]] = torch.tensor([[[7.0], [8.0], [9.0]]])       # leading 1s are dropped
@@ -472,18 +484,18 @@ def test_setitem_gradient_flows_to_base_and_value():
     gradcheck(fn, X, X[0, 0, 1:])
 
 
-def test_double_backward_through_gather():
+def test_double_backward_through_gather(default_device):
     x = torch.tensor(X, requires_grad=True)
     idx = torch.tensor([[[0, 0, 1, 2]]] * 2)
     y = (x.gather(1, idx) ** 2).sum()
     (g,) = torch.autograd.grad(y, x, create_graph=True)
     g.sum().backward()
     expected = np.zeros_like(X)
-    np.add.at(expected, (np.arange(2)[:, None, None], idx.numpy(), np.arange(4)), 2.0)
-    np.testing.assert_allclose(x.grad.numpy(), expected)
+    np.add.at(expected, (np.arange(2)[:, None, None], idx.cpu().numpy(), np.arange(4)), 2.0)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), expected)
 
 
-def test_grad_fn_names():
+def test_grad_fn_names(default_device):
     x = torch.zeros(2, 3, requires_grad=True)
     i = torch.tensor([[1]])
     names = {
@@ -508,7 +520,7 @@ def test_grad_fn_names():
     assert y.grad_fn is not None and x.grad_fn is None
 
 
-def test_inplace_on_leaf_requiring_grad_raises_but_no_grad_writes():
+def test_inplace_on_leaf_requiring_grad_raises_but_no_grad_writes(default_device):
     x = torch.zeros(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable"):
         x.scatter_(0, torch.tensor([0]), 1.0)
@@ -612,7 +624,7 @@ def _bad_calls():
     ]
 
 
-def test_bad_input_raises_pytorch_exceptions():
+def test_bad_input_raises_pytorch_exceptions(default_device):
     for exc, pattern, call in _bad_calls():
         with pytest.raises(exc, match=pattern):
             with warnings.catch_warnings():
@@ -646,7 +658,7 @@ def test_bad_input_matches_pytorch_exception_types():
             call(torch, torch.arange(6.0).reshape(2, 3))
 
 
-def test_out_of_range_index_never_touches_memory():
+def test_out_of_range_index_never_touches_memory(default_device):
     base = torch.arange(10.0)
     view = base[2:5]                    # its neighbours in memory belong to base
     before = base.tolist()
@@ -672,7 +684,7 @@ def test_out_of_range_index_never_touches_memory():
             read()
 
 
-def test_matches_pytorch_on_mixed_keys():
+def test_matches_pytorch_on_mixed_keys(default_device):
     torch_ = pytest.importorskip("torch")
     a = np.arange(60.0).reshape(3, 4, 5)
     keys = [
@@ -687,7 +699,7 @@ def test_matches_pytorch_on_mixed_keys():
         theirs = torch_.tensor(a)[key(torch_)]
         ours = torch.tensor(a)[key(torch)]
         assert tuple(ours.shape) == tuple(theirs.shape)
-        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        np.testing.assert_array_equal(ours.cpu().numpy(), theirs.cpu().numpy())
 
 
 def test_scatter_kernels_split_by_index_range_without_races():

@@ -16,6 +16,18 @@ import minitorch as torch
 
 pytestmark = pytest.mark.ops
 
+
+@pytest.fixture
+def default_device(device):
+    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
+    ``device`` fixture of tests/conftest.py) for the length of a test."""
+    torch.set_default_device(device)
+    try:
+        yield device
+    finally:
+        torch.set_default_device("cpu")
+
+
 SETTINGS = settings(max_examples=15, deadline=None)
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 NONEMPTY = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
@@ -218,10 +230,10 @@ def _np_along(name, a, axis):
     return want
 
 
-def test_softmax_is_stable_for_large_inputs():
+def test_softmax_is_stable_for_large_inputs(default_device):
     x = torch.tensor([[1000.0, 0.0], [-1000.0, 4.0]])
-    np.testing.assert_allclose(x.softmax(1).numpy(), [[1.0, 0.0], [0.0, 1.0]], atol=1e-6)
-    np.testing.assert_allclose(x.log_softmax(1).numpy(), [[0.0, -1000.0], [-1004.0, 0.0]],
+    np.testing.assert_allclose(x.softmax(1).cpu().numpy(), [[1.0, 0.0], [0.0, 1.0]], atol=1e-6)
+    np.testing.assert_allclose(x.log_softmax(1).cpu().numpy(), [[0.0, -1000.0], [-1004.0, 0.0]],
                                rtol=1e-6)
     assert torch.logsumexp(torch.tensor([1000.0, 1000.0]), 0).item() == \
         pytest.approx(1000 + math.log(2))
@@ -232,7 +244,7 @@ def test_softmax_is_stable_for_large_inputs():
 # ---------------------------------------------------------------------------
 # dtypes
 # ---------------------------------------------------------------------------
-def test_integer_and_bool_reductions():
+def test_integer_and_bool_reductions(default_device):
     i = torch.tensor([[1, 2], [3, 4]])
     assert i.sum().dtype is torch.int64 and i.sum().item() == 10
     assert i.sum(0).tolist() == [4, 6] and i.prod(1).tolist() == [2, 12]
@@ -255,14 +267,14 @@ def test_integer_and_bool_reductions():
     assert i32.sum().dtype is torch.int64 and i32.max().dtype is torch.int32
 
 
-def test_float16_reductions():
+def test_float16_reductions(default_device):
     h = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float16)
     for r in (h.sum(), h.mean(0), h.max(), h.amax(1), h.softmax(0), h.cumsum(1), h.prod()):
         assert r.dtype is torch.float16
     assert h.sum().item() == 10.0 and h.mean(0).tolist() == [2.0, 3.0]
     # accumulation is wider than float16: 4096 ones sum exactly
     assert torch.ones(4096, dtype=torch.float16).sum().item() == 4096.0
-    np.testing.assert_allclose(h.softmax(0).numpy().astype(np.float64),
+    np.testing.assert_allclose(h.softmax(0).cpu().numpy().astype(np.float64),
                                [[0.1192, 0.1192], [0.8808, 0.8808]], rtol=2e-3)
 
 
@@ -275,7 +287,7 @@ def test_float32_sum_accumulates_accurately():
 # ---------------------------------------------------------------------------
 # empty and 0-d tensors
 # ---------------------------------------------------------------------------
-def test_empty_reductions():
+def test_empty_reductions(default_device):
     e = torch.zeros(0, 3)
     assert e.sum().item() == 0 and e.prod().item() == 1
     assert math.isnan(e.mean().item())
@@ -298,7 +310,7 @@ def test_empty_reductions():
         e.max()
 
 
-def test_zero_dim_reductions():
+def test_zero_dim_reductions(default_device):
     s = torch.tensor(5.0)
     for r in (s.sum(), s.sum(0), s.sum(-1), s.mean((0,)), s.prod(0), s.amax(0), s.logsumexp(0),
               s.cumsum(0), s.max(0).values, s.min(-1).values):
@@ -311,26 +323,26 @@ def test_zero_dim_reductions():
         s.sum(1)
 
 
-def test_var_std_options():
+def test_var_std_options(default_device):
     x = torch.tensor([[1.0, 2.0], [3.0, 5.0]], dtype=torch.float64)
-    n = x.numpy()
+    n = x.cpu().numpy()
     assert x.var(0, unbiased=False).tolist() == np.var(n, 0).tolist()
     assert x.var(False).item() == pytest.approx(np.var(n))
     assert x.std(1, correction=0, keepdim=True).shape == (2, 1)
     v, m = torch.var_mean(x, 1)
-    np.testing.assert_allclose(v.numpy(), np.var(n, 1, ddof=1))
-    np.testing.assert_allclose(m.numpy(), n.mean(1))
+    np.testing.assert_allclose(v.cpu().numpy(), np.var(n, 1, ddof=1))
+    np.testing.assert_allclose(m.cpu().numpy(), n.mean(1))
     s, m = torch.std_mean(x, 0, correction=0)
-    np.testing.assert_allclose(s.numpy(), np.std(n, 0))
+    np.testing.assert_allclose(s.cpu().numpy(), np.std(n, 0))
     with pytest.warns(UserWarning):
         assert torch.tensor([1.0, 2.0]).var(correction=2).item() == math.inf
     with pytest.raises(RuntimeError, match="floating point"):
         torch.tensor([1, 2]).var()
 
 
-def test_norm_variants():
+def test_norm_variants(default_device):
     x = torch.tensor([[1.0, -2.0], [3.0, 4.0]])
-    n = x.numpy().astype(np.float64)
+    n = x.cpu().numpy().astype(np.float64)
     assert x.norm().item() == pytest.approx(np.sqrt((n * n).sum()))
     assert x.norm(1).item() == pytest.approx(10.0)
     assert x.norm(float("inf")).item() == 4.0
@@ -341,7 +353,7 @@ def test_norm_variants():
         torch.tensor([1, 2]).norm()
 
 
-def test_nan_handling_in_reductions():
+def test_nan_handling_in_reductions(default_device):
     x = torch.tensor([1.0, float("nan"), 3.0])
     assert math.isnan(x.sum().item()) and x.nansum().item() == 4.0
     assert math.isnan(x.max().item()) and math.isnan(x.amin().item())
@@ -368,13 +380,13 @@ def test_return_types_are_named_tuples_that_print_like_pytorch():
     "x.cumsum(2)", "x.amax((0, 2))", "x.var(2)", "x.logsumexp(3)", "x.all(2)", "x.prod(2)",
     "x.min(2)", "x.std(-5)",
 ])
-def test_dim_out_of_range_raises_index_error(expr):
+def test_dim_out_of_range_raises_index_error(default_device, expr):
     x = torch.ones(2, 3)
     with pytest.raises(IndexError, match="Dimension out of range"):
         eval(expr)
 
 
-def test_repeated_dims_and_wrong_dtypes():
+def test_repeated_dims_and_wrong_dtypes(default_device):
     x = torch.ones(2, 3)
     with pytest.raises(RuntimeError, match="appears multiple times"):
         x.sum((0, 0))
@@ -385,13 +397,13 @@ def test_repeated_dims_and_wrong_dtypes():
     assert torch.tensor([1, 2]).softmax(0, dtype=torch.float64).dtype is torch.float64
 
 
-def test_reductions_of_strided_views_leave_the_input_unchanged():
+def test_reductions_of_strided_views_leave_the_input_unchanged(default_device):
     base = torch.arange(24.0).view(2, 3, 4)
     v = base.permute(2, 0, 1)[1:, :, ::2]
     before = base.clone()
-    n = v.numpy()
-    np.testing.assert_allclose(v.sum((0, 2)).numpy(), n.sum((0, 2)))
-    np.testing.assert_allclose(v.max(-1).values.numpy(), n.max(-1))
+    n = v.cpu().numpy()
+    np.testing.assert_allclose(v.sum((0, 2)).cpu().numpy(), n.sum((0, 2)))
+    np.testing.assert_allclose(v.max(-1).values.cpu().numpy(), n.max(-1))
     assert (base == before).all()
 
 # ---------------------------------------------------------------------------

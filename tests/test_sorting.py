@@ -11,6 +11,18 @@ import minitorch as torch
 
 pytestmark = pytest.mark.ops
 
+
+@pytest.fixture
+def default_device(device):
+    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
+    ``device`` fixture of tests/conftest.py) for the length of a test."""
+    torch.set_default_device(device)
+    try:
+        yield device
+    finally:
+        torch.set_default_device("cpu")
+
+
 SETTINGS = settings(max_examples=30, deadline=None)
 any_shape = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
 # few distinct values, so that ties (and NaN, +-inf) are common
@@ -97,7 +109,7 @@ def test_sort_integers_matches_numpy(case, descending):
         np.testing.assert_array_equal(vals.numpy(), np.take_along_axis(a, idx.numpy(), dim))
 
 
-def test_sort_nan_inf_bool_and_scalars():
+def test_sort_nan_inf_bool_and_scalars(default_device):
     x = torch.tensor([3.0, math.nan, 1.0, math.nan, math.inf])
     v, i = x.sort(descending=True)
     assert i.tolist() == [1, 3, 4, 0, 2]
@@ -114,7 +126,7 @@ def test_sort_nan_inf_bool_and_scalars():
     assert h.sort().values.tolist() == [-1.0, 0.5, 2.0] and h.sort().values.dtype == torch.float16
     assert torch.msort(torch.tensor([[2, 1], [0, 3]])).tolist() == [[0, 1], [2, 3]]
     big = np.random.RandomState(3).randint(0, 50, 1000)     # long rows: the merge passes
-    np.testing.assert_array_equal(torch.tensor(big).argsort(stable=True).numpy(),
+    np.testing.assert_array_equal(torch.tensor(big).argsort(stable=True).cpu().numpy(),
                                   np.argsort(big, kind="stable"))
 
 
@@ -184,7 +196,7 @@ def test_median_is_lower_median_and_propagates_nan(case):
         np.testing.assert_array_equal(picked, expected)
 
 
-def test_median_and_kthvalue_details():
+def test_median_and_kthvalue_details(default_device):
     m = torch.tensor([[3, 1, 2, 4]]).median(1, keepdim=True)
     assert m.values.tolist() == [[2]] and m.indices.tolist() == [[2]]
     nan_row = torch.median(torch.tensor([1.0, math.nan, 0.0, math.nan]), 0)
@@ -215,7 +227,7 @@ def test_unique_matches_numpy(a):
     np.testing.assert_array_equal(inv.numpy()[finite], einv.reshape(a.shape)[finite])
 
 
-def test_unique_forms_and_dim():
+def test_unique_forms_and_dim(default_device):
     x = torch.tensor([[3, 1], [1, 2]])
     assert x.unique().tolist() == [1, 2, 3]
     u, c = x.unique(return_counts=True)
@@ -252,22 +264,22 @@ def test_gradients_match_finite_differences(fn):
     gradcheck(fn, A)
 
 
-def test_median_gradient_is_shared_between_ties():
+def test_median_gradient_is_shared_between_ties(default_device):
     x = torch.tensor([1.0, 2.0, 2.0, 3.0], requires_grad=True)
     x.median().backward()
     assert x.grad.tolist() == [0.0, 0.5, 0.5, 0.0]
 
 
-def test_double_backward_through_sort():
+def test_double_backward_through_sort(default_device):
     x = torch.tensor(A[0], requires_grad=True)
     y = (x.sort(1).values ** 2 * torch.arange(4.0)).sum()
     (g,) = torch.autograd.grad(y, x, create_graph=True)
     g.sum().backward()
     rank = np.argsort(np.argsort(A[0], 1), 1)
-    np.testing.assert_allclose(x.grad.numpy(), 2.0 * rank)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 2.0 * rank)
 
 
-def test_grad_fn_names_and_non_differentiable_indices():
+def test_grad_fn_names_and_non_differentiable_indices(default_device):
     x = torch.tensor(A, requires_grad=True)
     assert x.sort().values.grad_fn.name() == "SortBackward0"
     assert x.sort(stable=True).values.grad_fn.name() == "SortBackward1"
@@ -281,7 +293,7 @@ def test_grad_fn_names_and_non_differentiable_indices():
     assert x.argsort().requires_grad is False
 
 
-def test_bad_arguments_raise_like_pytorch():
+def test_bad_arguments_raise_like_pytorch(default_device):
     x = torch.zeros(2, 3)
     with pytest.raises(RuntimeError, match="selected index k out of range"):
         x.topk(4)
@@ -300,7 +312,7 @@ def test_bad_arguments_raise_like_pytorch():
         y.unique().sum().backward()
 
 
-def test_matches_pytorch():
+def test_matches_pytorch(default_device):
     torch_ = pytest.importorskip("torch")
     a = np.array([[3.0, np.nan, 1.0, 1.0, -np.inf], [0.0, 2.0, 2.0, np.nan, 5.0]])
     for fn in [lambda m, t: m.sort(t, 1, descending=True, stable=True) if m is torch else
@@ -311,11 +323,11 @@ def test_matches_pytorch():
         ours = ours if isinstance(ours, tuple) else (ours,)
         theirs = theirs if isinstance(theirs, tuple) else (theirs,)
         for o, t in zip(ours, theirs):
-            np.testing.assert_array_equal(o.numpy(), t.numpy())
+            np.testing.assert_array_equal(o.cpu().numpy(), t.cpu().numpy())
     u = torch.unique(torch.tensor(a), return_inverse=True, return_counts=True)
     v = torch_.unique(torch_.tensor(a), return_inverse=True, return_counts=True)
     for o, t in zip(u, v):
-        np.testing.assert_array_equal(o.numpy(), t.numpy())
+        np.testing.assert_array_equal(o.cpu().numpy(), t.cpu().numpy())
 
 # ---------------------------------------------------------------------------
 # On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator

@@ -14,6 +14,18 @@ import minitorch as torch
 
 pytestmark = pytest.mark.tensor
 
+
+@pytest.fixture
+def default_device(device):
+    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
+    ``device`` fixture of tests/conftest.py) for the length of a test."""
+    torch.set_default_device(device)
+    try:
+        yield device
+    finally:
+        torch.set_default_device("cpu")
+
+
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
                "float64"]
 DTYPES = [getattr(torch, n) for n in DTYPE_NAMES]
@@ -117,11 +129,11 @@ def test_can_cast():
     (np.array([1, 2], dtype=np.int32), "int32"), (np.zeros(2, dtype=np.float16), "float16"),
     (3, "int64"), (2.5, "float32"), ([[1, 2], [3, 4]], "int64"), ((1.0, 2.0), "float32"),
 ])
-def test_tensor_infers_dtype_like_pytorch(data, dtype):
+def test_tensor_infers_dtype_like_pytorch(default_device, data, dtype):
     assert torch.tensor(data).dtype is getattr(torch, dtype)
 
 
-def test_tensor_copies_and_keeps_precision():
+def test_tensor_copies_and_keeps_precision(default_device):
     a = np.array([1.0, 2.0])
     t = torch.tensor(a)
     a[0] = 100
@@ -132,7 +144,7 @@ def test_tensor_copies_and_keeps_precision():
     assert torch.tensor(3).shape == () and torch.tensor([[]]).shape == (1, 0)
 
 
-def test_tensor_bad_data():
+def test_tensor_bad_data(default_device):
     with pytest.raises(ValueError):
         torch.tensor([[1, 2], [3]])
     with pytest.raises(TypeError):
@@ -141,7 +153,7 @@ def test_tensor_bad_data():
         torch.tensor([1, 2], requires_grad=True)
 
 
-def test_tensor_of_a_tensor_warns_and_copies():
+def test_tensor_of_a_tensor_warns_and_copies(default_device):
     a = torch.tensor([1.0, 2.0])
     with pytest.warns(UserWarning, match="clone"):
         b = torch.tensor(a)
@@ -149,7 +161,7 @@ def test_tensor_of_a_tensor_warns_and_copies():
     assert a.tolist() == [1.0, 2.0]
 
 
-def test_tensor_keywords():
+def test_tensor_keywords(default_device):
     t = torch.tensor([1, 2], dtype=torch.float64, device="cpu", requires_grad=True)
     assert t.dtype is torch.float64 and t.device == torch.device("cpu")
     assert t.requires_grad and t.is_leaf
@@ -163,7 +175,7 @@ def test_legacy_constructor():
     assert repr(torch.Tensor([1, 2])) == "tensor([1., 2.])"
 
 
-def test_as_tensor_shares_when_it_can():
+def test_as_tensor_shares_when_it_can(default_device):
     a = np.array([1.0, 2.0])
     t = torch.as_tensor(a)
     a[0] = 7
@@ -174,19 +186,19 @@ def test_as_tensor_shares_when_it_can():
     assert torch.asarray([1.5]).dtype is torch.float32
 
 
-def test_from_numpy_shares_memory_both_ways():
+def test_from_numpy_shares_memory_both_ways(default_device):
     a = np.arange(6, dtype=np.float64).reshape(2, 3)
     t = torch.from_numpy(a)
     a[0, 0] = 100
     assert t[0, 0].item() == 100
     t[1, 2] = -1
     assert a[1, 2] == -1
-    n = t.numpy()
+    n = t.cpu().numpy()
     n[0, 1] = 42
     assert t[0, 1].item() == 42 and np.shares_memory(n, a)
 
 
-def test_from_numpy_strides_and_errors():
+def test_from_numpy_strides_and_errors(default_device):
     a = np.arange(6).reshape(2, 3)
     assert torch.from_numpy(a[:, ::2]).stride() == (3, 2)
     assert torch.from_numpy(np.zeros((2, 3), order="F")).stride() == (1, 2)
@@ -221,7 +233,7 @@ def test_array_protocol():
 # ---------------------------------------------------------------------------
 # factories
 # ---------------------------------------------------------------------------
-def test_arange():
+def test_arange(default_device):
     assert torch.arange(5).tolist() == [0, 1, 2, 3, 4] and torch.arange(5).dtype is torch.int64
     assert torch.arange(1, 4, 0.5).tolist() == [1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
     assert torch.arange(0, 1, 0.1).shape == (10,)
@@ -235,20 +247,20 @@ def test_arange():
         torch.arange(0, 5, 0)
 
 
-def test_linspace_and_logspace():
-    np.testing.assert_allclose(torch.linspace(0, 1, 5).numpy(), np.linspace(0, 1, 5))
+def test_linspace_and_logspace(default_device):
+    np.testing.assert_allclose(torch.linspace(0, 1, 5).cpu().numpy(), np.linspace(0, 1, 5))
     assert torch.linspace(0, 10, 5, dtype=torch.int64).tolist() == [0, 2, 5, 7, 10]
     assert torch.linspace(0, 1, 1).tolist() == [0.0] and torch.linspace(0, 1, 0).shape == (0,)
     assert torch.linspace(0, 1, 3).dtype is torch.float32
-    np.testing.assert_allclose(torch.logspace(0, 2, 3).numpy(), [1, 10, 100])
-    np.testing.assert_allclose(torch.logspace(0, 2, 3, base=2).numpy(), [1, 2, 4])
+    np.testing.assert_allclose(torch.logspace(0, 2, 3).cpu().numpy(), [1, 10, 100])
+    np.testing.assert_allclose(torch.logspace(0, 2, 3, base=2).cpu().numpy(), [1, 2, 4])
     with pytest.raises(RuntimeError):
         torch.linspace(0, 1, -1)
 
 
 @pytest.mark.parametrize("factory, value", [(torch.zeros, 0), (torch.ones, 1),
                                             (torch.empty, None)])
-def test_filled_factories(factory, value):
+def test_filled_factories(default_device, factory, value):
     for args in [(2, 3), ((2, 3),), ([2, 3],), (torch.Size([2, 3]),)]:
         t = factory(*args)
         assert t.shape == (2, 3) and t.dtype is torch.float32 and t.is_contiguous()
@@ -264,7 +276,7 @@ def test_filled_factories(factory, value):
         factory(2.5)
 
 
-def test_full_and_eye():
+def test_full_and_eye(default_device):
     assert torch.full((2,), 3).dtype is torch.int64
     assert torch.full((2,), 3.0).dtype is torch.float32
     assert torch.full((2,), True).dtype is torch.bool
@@ -275,7 +287,7 @@ def test_full_and_eye():
     assert torch.eye(0).shape == (0, 0)
 
 
-def test_like_factories():
+def test_like_factories(default_device):
     src = torch.tensor([[1, 2], [3, 4]])
     assert torch.zeros_like(src).tolist() == [[0, 0], [0, 0]]
     assert torch.zeros_like(src).dtype is torch.int64
@@ -300,7 +312,7 @@ def test_like_factories():
     assert torch.zeros_like(torch.zeros(3, 1).expand(3, 4)).stride() == (4, 1)
 
 
-def test_memory_formats_follow_pytorch():
+def test_memory_formats_follow_pytorch(default_device):
     """Results keep their inputs' memory order (TensorIterator's rule), as in PyTorch."""
     a, b = torch.ones(4, 3).t(), torch.ones(3, 1)
     for result in (a + b, b + a, a * 2, a > 0, a.exp(), a.double(), a.clone(), -a,
@@ -336,7 +348,7 @@ def test_memory_formats_follow_pytorch():
     assert v.grad.stride() == (3, 1)
 
 
-def test_new_factories():
+def test_new_factories(default_device):
     base = torch.ones(2, dtype=torch.float64)
     assert base.new_zeros(3).dtype is torch.float64 and base.new_zeros(3).shape == (3,)
     assert base.new_ones((2, 2)).shape == (2, 2)
@@ -379,7 +391,7 @@ def test_factories_take_dtype_device_and_requires_grad(name, make):
         assert g.requires_grad and g.is_leaf and g.grad_fn is None
 
 
-def test_factories_reject_an_unknown_device():
+def test_factories_reject_an_unknown_device(default_device):
     with pytest.raises(RuntimeError):
         torch.zeros(2, device="tpu")
 
@@ -387,7 +399,7 @@ def test_factories_reject_an_unknown_device():
 # ---------------------------------------------------------------------------
 # random numbers
 # ---------------------------------------------------------------------------
-def test_manual_seed_makes_every_sampler_reproducible():
+def test_manual_seed_makes_every_sampler_reproducible(default_device):
     def draw():
         return [torch.rand(5).tolist(), torch.randn(5).tolist(), torch.randint(0, 10, (5,)).tolist(),
                 torch.randperm(7).tolist(), torch.normal(0.0, 1.0, size=(3,)).tolist(),
@@ -447,7 +459,7 @@ def test_random_distributions_look_right():
     assert sorted(perm.tolist()) == [0, 1, 2, 3, 4]
 
 
-def test_random_factories_dtypes_and_errors():
+def test_random_factories_dtypes_and_errors(default_device):
     assert torch.rand(2, 3).dtype is torch.float32
     assert torch.randn(2, dtype=torch.float64).dtype is torch.float64
     assert torch.randint(0, 10, (3,)).dtype is torch.int64
@@ -468,7 +480,7 @@ def test_random_factories_dtypes_and_errors():
         torch.multinomial(torch.tensor([0.5, 0.5]), 3)
 
 
-def test_in_place_random_fills():
+def test_in_place_random_fills(default_device):
     torch.manual_seed(3)
     t = torch.empty(1000)
     assert t.uniform_(2, 3) is t and t.min() >= 2 and t.max() < 3
@@ -506,7 +518,7 @@ def test_set_default_dtype():
 # ---------------------------------------------------------------------------
 # the header
 # ---------------------------------------------------------------------------
-def test_stride_size_and_storage_offset():
+def test_stride_size_and_storage_offset(default_device):
     a = torch.arange(6).view(2, 3)
     assert a.stride() == (3, 1) and a.stride(0) == 3 and a.stride(-1) == 1
     assert a.t().stride(0) == 1
@@ -525,7 +537,7 @@ def test_stride_size_and_storage_offset():
         s.stride(0)
 
 
-def test_is_contiguous_rules():
+def test_is_contiguous_rules(default_device):
     assert torch.arange(6).view(2, 3).is_contiguous()
     assert not torch.arange(6).view(2, 3)[:, 1].is_contiguous()
     assert torch.zeros(2, 1, 3).transpose(0, 1).is_contiguous()    # size-1 dims are free
@@ -534,7 +546,7 @@ def test_is_contiguous_rules():
     assert not torch.zeros(1, 4).expand(3, 4).is_contiguous()
 
 
-def test_sizes_in_elements_and_bytes():
+def test_sizes_in_elements_and_bytes(default_device):
     t = torch.zeros(2, 3)
     assert t.element_size() == 4 and t.itemsize == 4 and t.nbytes == 24
     assert torch.zeros(2, dtype=torch.float16).element_size() == 2
@@ -546,7 +558,7 @@ def test_sizes_in_elements_and_bytes():
     assert t.shape[1:] == (3,) and isinstance(t.shape[1:], torch.Size)
 
 
-def test_data_ptr_and_untyped_storage():
+def test_data_ptr_and_untyped_storage(default_device):
     a = torch.zeros(2, 3)
     assert a[1].data_ptr() - a.data_ptr() == 12
     assert a[:, 2].data_ptr() - a.data_ptr() == 8
@@ -557,7 +569,7 @@ def test_data_ptr_and_untyped_storage():
     assert b.data_ptr() != a.data_ptr()
 
 
-def test_len_iter_and_bool():
+def test_len_iter_and_bool(default_device):
     t = torch.zeros(2, 3)
     assert len(t) == 2
     assert [x.shape for x in t] == [(3,), (3,)]
@@ -574,7 +586,7 @@ def test_len_iter_and_bool():
         bool(torch.tensor([]))
 
 
-def test_item_and_python_conversions():
+def test_item_and_python_conversions(default_device):
     assert torch.tensor([3]).item() == 3 and isinstance(torch.tensor(2).item(), int)
     assert torch.tensor([[3.5]]).item() == 3.5 and isinstance(torch.tensor(2.0).item(), float)
     assert torch.tensor(True).item() is True
@@ -593,7 +605,7 @@ def test_item_and_python_conversions():
         f"{torch.tensor([2.5]):.3f}"
 
 
-def test_tolist():
+def test_tolist(default_device):
     assert torch.arange(4).view(2, 2).tolist() == [[0, 1], [2, 3]]
     assert torch.tensor(2.5).tolist() == 2.5
     assert torch.zeros(2, dtype=torch.bool).tolist() == [False, False]
@@ -760,7 +772,7 @@ def test_legacy_tensor_types():
         torch.set_default_device("cpu")
 
 
-def test_isclose_allclose_equal_match_pytorch():
+def test_isclose_allclose_equal_match_pytorch(default_device):
     nan, inf = float("nan"), float("inf")
     a = torch.tensor([1.0, nan, inf, 2.0, -inf])
     b = torch.tensor([1.0 + 1e-6, nan, inf, 2.1, inf])
@@ -774,5 +786,5 @@ def test_isclose_allclose_equal_match_pytorch():
     with pytest.raises(RuntimeError, match="Float did not match Double"):
         torch.isclose(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64))
     x = torch.randn(5, 4, dtype=torch.float64)
-    np.testing.assert_array_equal(torch.isclose(x, x * (1 + 1e-7)).numpy(),
-                                  np.isclose(x.numpy(), x.numpy() * (1 + 1e-7)))
+    np.testing.assert_array_equal(torch.isclose(x, x * (1 + 1e-7)).cpu().numpy(),
+                                  np.isclose(x.cpu().numpy(), x.cpu().numpy() * (1 + 1e-7)))
