@@ -125,6 +125,9 @@ def test_a_bad_target_raises_at_the_next_wait(gpu, bad):
     F.nll_loss(x, torch.tensor([bad, 1, 0, 2], device="cuda"))
     with pytest.raises(IndexError, match=f"Target {bad} is out of bounds"):
         torch.ones(2, device="cuda").tolist()
+    F.nll_loss(x, torch.tensor([0, bad, 0, 2], device="cuda"))
+    with pytest.raises(IndexError, match=f"Target {bad} is out of bounds"):
+        torch.cuda.synchronize()                    # the public one, as in PyTorch
 
 
 def test_good_and_ignored_targets_raise_nothing(gpu):

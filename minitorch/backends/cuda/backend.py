@@ -194,6 +194,10 @@ def check_errors() -> None:
                                f"({row}, {value})")
 
 
+# torch.cuda.synchronize() (runtime.synchronize) raises what the kernels flagged too.
+runtime.after_synchronize.append(check_errors)
+
+
 def to_host(data) -> np.ndarray:
     check_errors()
     return data.copy_to_host()

@@ -178,10 +178,19 @@ def active_device() -> int:
     return 0 if _active is None else _active
 
 
+#: Called after every :func:`synchronize`: the backend puts its kernels' error check here
+#: (``backend.check_errors``: a bad loss target is reported when the host waits, as
+#: PyTorch reports a device-side assert), without this module importing the kernels.
+after_synchronize: list = []
+
+
 def synchronize(index: int) -> None:
-    """Wait until every kernel launched on device ``index`` has finished."""
+    """Wait until every kernel launched on device ``index`` has finished, then raise what
+    the kernels flagged (:data:`after_synchronize`)."""
     activate(index)
     numba_cuda().synchronize()
+    for check in after_synchronize:
+        check()
 
 
 def device_name(index: int) -> str:
