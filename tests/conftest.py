@@ -51,6 +51,8 @@ pytest_plugins = ["minitorch.course.pytest_plugin"]
 
 from device_checks import cuda_usable  # noqa: E402  (imports minitorch: after the line above)
 
+import minitorch  # noqa: E402
+
 
 @pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
 def device(request) -> str:
@@ -59,6 +61,17 @@ def device(request) -> str:
     if request.param == "cuda" and not cuda_usable():
         pytest.skip("no CUDA device and no CUDA simulator (set NUMBA_ENABLE_CUDASIM=1)")
     return request.param
+
+
+@pytest.fixture
+def default_device(device):
+    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
+    ``device`` fixture above) for the length of a test."""
+    minitorch.set_default_device(device)
+    try:
+        yield device
+    finally:
+        minitorch.set_default_device("cpu")
 
 
 def pytest_configure(config) -> None:

@@ -17,17 +17,6 @@ import minitorch as torch
 pytestmark = pytest.mark.ops
 
 
-@pytest.fixture
-def default_device(device):
-    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
-    ``device`` fixture of tests/conftest.py) for the length of a test."""
-    torch.set_default_device(device)
-    try:
-        yield device
-    finally:
-        torch.set_default_device("cpu")
-
-
 SETTINGS = settings(max_examples=15, deadline=None)
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 NONEMPTY = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)

@@ -15,17 +15,6 @@ import minitorch as torch
 pytestmark = pytest.mark.tensor
 
 
-@pytest.fixture
-def default_device(device):
-    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
-    ``device`` fixture of tests/conftest.py) for the length of a test."""
-    torch.set_default_device(device)
-    try:
-        yield device
-    finally:
-        torch.set_default_device("cpu")
-
-
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
                "float64"]
 DTYPES = [getattr(torch, n) for n in DTYPE_NAMES]

@@ -16,17 +16,6 @@ import minitorch as torch
 pytestmark = pytest.mark.tensor
 
 
-@pytest.fixture
-def default_device(device):
-    """Tensors made without ``device=`` go to ``device`` (``cpu``, then ``cuda``: the
-    ``device`` fixture of tests/conftest.py) for the length of a test."""
-    torch.set_default_device(device)
-    try:
-        yield device
-    finally:
-        torch.set_default_device("cpu")
-
-
 SETTINGS = settings(max_examples=60, deadline=None)
 
 
