@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 from numba import config, cuda
 
-from .. import kernel_cache
+from .. import kernel_cache, numba_inline
 from . import signatures
 
 # numba-cuda keeps a cache machinery of its own: it gets the kernel stamps here, before any
@@ -51,13 +51,15 @@ from . import signatures
 # ``import minitorch``, which must not import numba.cuda (see kernel_cache.install_cuda).
 try:
     kernel_cache.install_cuda()
+    numba_inline.install_cuda()       # (numba_inline.py: the same code, compiled faster)
 except ModuleNotFoundError as e:
     if not (e.name or "").startswith("numba.cuda"):
         raise
     # Numba's built-in CUDA target (numba-cuda not installed: no ``numba.cuda.core``)
     # caches through Numba's own CacheImpl, which the CPU backend's
-    # kernel_cache.install() stamps already.
+    # kernel_cache.install() stamps already, and compiles with Numba's own inliner.
     kernel_cache.install()
+    numba_inline.install()
 
 #: True when Numba's CUDA simulator runs the kernels (``NUMBA_ENABLE_CUDASIM=1``).
 SIMULATOR = bool(config.ENABLE_CUDASIM)
