@@ -104,24 +104,20 @@ LONGEST = ("tests/test_course_edition.py", "tests/test_docs.py",
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Spread the longest tests over the first half of the run.
+    """Start each of the two workers on half of the longest tests.
 
-    pytest-xdist's workers take the tests in collection order, in chunks.
-    The course's edition checks, collected late (alphabetically), used to
-    start when most of the suite was done, and the last of them ran alone on
-    one worker while the other sat idle; all at the start, they would fall in
-    one worker's first chunk.  One long test every ``len(items) / (2 * k)``
-    tests puts a few in each chunk, and the short tests fill in behind them.
-    (Every worker collects the same order, as pytest-xdist requires.)
+    The suite runs on two workers with pytest-xdist's work stealing (``--dist
+    worksteal`` in pyproject.toml's addopts): the first worker to start takes
+    the first half of the collection, the other the second half, and a worker
+    that runs out takes the later half of the other's queue.  So the long tests
+    go at the head of each half, alternately, and the short tests behind them
+    are what moves between workers at the end: neither worker waits long for
+    the other.  (Every worker collects the same order, as pytest-xdist requires.)
     """
     long = [item for item in items if item.nodeid.startswith(LONGEST)]
     if not long or len(long) == len(items):
         return
     short = [item for item in items if not item.nodeid.startswith(LONGEST)]
-    spacing = max(1, len(items) // (2 * len(long)))
-    ordered = []
-    for item in long:
-        ordered.append(item)
-        ordered.extend(short[:spacing - 1])
-        del short[:spacing - 1]
-    items[:] = ordered + short
+    first = long[0::2]
+    cut = max(0, len(items) // 2 - len(first))
+    items[:] = first + short[:cut] + long[1::2] + short[cut:]

@@ -33,6 +33,8 @@ API_PAGES = [DOCS / "api.md", *sorted((DOCS / "api").glob("*.md"))]
 
 
 def _run_sphinx(builder: str, tmp_path: Path) -> None:
+    """One ``sphinx-build -b builder``; builds sharing ``tmp_path`` share the parsed pages
+    (``-d``: the second build reads no page again)."""
     pytest.importorskip("sphinx")
     pytest.importorskip("myst_parser")
     out = tmp_path / builder
@@ -47,11 +49,10 @@ def _run_sphinx(builder: str, tmp_path: Path) -> None:
         f"--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}{report}")
 
 
-def test_html_builds_without_warnings(tmp_path):
+def test_html_builds_without_warnings_and_the_pages_examples_pass(tmp_path):
+    # One test, so that the doctest build reuses the html build's parsed pages (reading
+    # every page and importing every module for autodoc is most of a build's time).
     _run_sphinx("html", tmp_path)
-
-
-def test_doctest_examples_in_pages_pass(tmp_path):
     _run_sphinx("doctest", tmp_path)
 
 

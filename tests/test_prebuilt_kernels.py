@@ -39,8 +39,9 @@ def test_the_prebuilt_kernels_are_up_to_date_with_the_code():
                           "prebuilt/\n" + "\n".join(problems))
     manifest = json.loads(prebuilt_kernels.MANIFEST.read_text())
     assert manifest["cpu"] == prebuilt_kernels.CPU and len(manifest["kernels"]) >= 40
-    # Small enough to ship in the package and the repository.
-    assert prebuilt_kernels.ARCHIVE.stat().st_size < 3_000_000
+    # Small enough to ship in the package and the repository: the README's kernels and the
+    # op tests' (every dtype and layout, matmul's packing kernels the largest) were 3.2 MB.
+    assert prebuilt_kernels.ARCHIVE.stat().st_size < 4_000_000
 
 
 # A LeNet training step and an evaluation, in a process with empty caches; then, for

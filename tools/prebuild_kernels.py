@@ -1,17 +1,25 @@
-"""Compile the kernels of the README's commands ahead of time, for the package to ship.
+"""Compile the kernels of the README's commands and of the op tests ahead of time, for the package.
 
-    python tools/prebuild_kernels.py           # build minitorch/backends/prebuilt/ again
+    python tools/prebuild_kernels.py           # build minitorch/backends/prebuilt/ again (~10 min)
     python tools/prebuild_kernels.py --check   # is it up to date with the code? (exit 1 if not)
 
-The build runs the README's first commands (``minitorch train mnist`` for an
-epoch, ``evaluate``, ``predict``, ``train mnist --model mlp``, ``train xor``)
-and a short tour of the basic ops (:data:`TOUR`) in fresh processes that compile every kernel they need for the
-baseline CPU of :mod:`minitorch.backends.prebuilt_kernels` (``NUMBA_CPU_NAME``),
-into an empty cache filed by content, and packs that cache into
-``kernels-<cpu>.tar.xz`` with a manifest: the versions it needs and, for each
-kernel, its stamp.  ``--check`` recomputes the stamps from the code: a kernel
-whose code changed since the build is reported (it would compile at first use
-instead of loading; the test suite runs this check).
+The build runs, in fresh processes that compile every kernel they need for the
+baseline CPU of :mod:`minitorch.backends.prebuilt_kernels` (``NUMBA_CPU_NAME``)
+into an empty cache filed by content:
+
+* the README's first commands (``minitorch train mnist`` for an epoch,
+  ``evaluate``, ``predict``, ``train mnist --model mlp``, ``train xor``) and a
+  short tour of the basic ops (:data:`TOUR`): a newcomer's first minutes;
+* the test suite (:data:`SUITE`), whose op tests call every op with every
+  dtype and layout it takes: the catalogue of what users' programs call, so
+  that the first call of any op loads its kernel instead of compiling it for
+  seconds (and a fresh clone's CI compiles little);
+
+and packs that cache into ``kernels-<cpu>.tar.xz`` with a manifest: the
+versions it needs and, for each kernel, its stamp.  ``--check`` recomputes
+the stamps from the code: a kernel whose code changed since the build is
+reported (it would compile at first use instead of loading; the test suite
+runs this check).
 """
 
 from __future__ import annotations
@@ -69,6 +77,16 @@ torch.tensor([[1., 2.], [3., 4.]]) @ torch.tensor([[1.], [1.]])
 """
 
 
+#: The test suite, run into the build's cache (pytest, from the test extra).  Left out: the
+#: files that compile no CPU kernel of the engine's (the docs, the PTX compile: CUDA kernels
+#: are not cached for the CPU), the course's editions (students' code, compiled with bounds
+#: checks), and the checks of installs and of this archive itself.
+SUITE = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "tests",
+         "--ignore=tests/test_course_edition.py", "--ignore=tests/test_docs.py",
+         "--ignore=tests/test_cuda_ptx.py", "--ignore=tests/test_prebuilt_kernels.py",
+         "--ignore=tests/test_bare_install.py"]
+
+
 def build() -> None:
     with tempfile.TemporaryDirectory(prefix="minitorch-prebuild-") as tmp:
         cache, work = Path(tmp) / "kernels", Path(tmp) / "work"
@@ -88,6 +106,8 @@ def build() -> None:
                            check=True, stdout=subprocess.DEVNULL)
         print("a tour of the basic ops", flush=True)
         subprocess.run([sys.executable, "-c", TOUR], cwd=ROOT, env=env, check=True)
+        print("the test suite: python " + " ".join(SUITE), flush=True)
+        subprocess.run([sys.executable, *SUITE], cwd=ROOT, env=env, check=True)
         files = sorted(p for p in cache.rglob("*") if p.suffix in (".nbi", ".nbc")
                        and "-boundscheck" not in p.name)
         kernels = sorted({_entry(p.relative_to(cache)) for p in files if p.suffix == ".nbi"})

@@ -6,8 +6,8 @@ The *first* run on a fresh machine, though, compiled LeNet's kernels for
 about a minute before the first training step.  This module ships that
 machine code: ``tools/prebuild_kernels.py`` compiles the kernels of the
 README's commands (``minitorch train mnist``, ``evaluate``, ``predict``,
-``train xor``) for a baseline CPU and packs their Numba cache files into
-``backends/prebuilt/kernels-<cpu>.tar.xz``.  When a kernel is not in the
+``train xor``), and of the ops the test suite calls, for a baseline CPU and
+packs their Numba cache files into ``backends/prebuilt/kernels-<cpu>.tar.xz``.  When a kernel is not in the
 machine's own cache, :func:`load` looks for it there before Numba compiles.
 
 **Which CPU.**  Numba compiles for the machine it runs on, and files each
@@ -28,8 +28,8 @@ found, and compiles as usual.  The archive also records the Python, Numba
 and llvmlite versions it was built with; with any other, it is not used.
 
 **Where it is unpacked.**  Once per archive, into
-``$MINITORCH_CACHE_DIR`` or ``~/.cache/minitorch`` (a folder named after the
-archive's hash), safely (``tarfile``'s ``data`` filter: no path outside
+``$MINITORCH_CACHE_DIR`` or ``~/.cache/minitorch`` (a folder named after a
+hash of the manifest and the archive's size), safely (``tarfile``'s ``data`` filter: no path outside
 the folder, no links).  ``MINITORCH_PREBUILT_KERNELS=0`` switches all of
 this off (the build tool does, so that it compiles everything itself).
 """
@@ -95,7 +95,10 @@ def folder() -> Path | None:
         return None
     if manifest.get("versions") != versions() or not cpu_fits():
         return None
-    digest = hashlib.sha256(ARCHIVE.read_bytes()).hexdigest()[:16]
+    # Named after the manifest (each kernel's stamp and the versions) and the archive's size,
+    # not a hash of the archive's megabytes: read in every process that looks up a kernel.
+    digest = hashlib.sha256(MANIFEST.read_bytes() + str(ARCHIVE.stat().st_size).encode()
+                            ).hexdigest()[:16]
     base = Path(os.environ.get("MINITORCH_CACHE_DIR")
                 or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "minitorch")
     target = base / f"prebuilt-{CPU}-{digest}"
