@@ -34,8 +34,9 @@ valid.  The bounds-checked kernels are shared by every edition of the run:
 ``MINITORCH_KERNEL_CACHE_BY_CONTENT`` (backends/kernel_cache.py) files a
 compiled kernel under the hash of its sources, so editions whose kernel
 files are the same text load the same machine code, and editions that
-differ never meet.  The modules are separate tests (pytest-xdist spreads
-them over its workers).
+differ never meet; the engine's kernels load from the reference's prebuilt
+archive (``MINITORCH_PREBUILT_ARCHIVE``, read by stamp like the cache).  The
+modules are separate tests (pytest-xdist spreads them over its workers).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from minitorch.backends import prebuilt_kernels
 from minitorch.backends.kernel_cache import BY_CONTENT_ENV
 from minitorch.course import MODULES
 from minitorch.course.build import BuildError, build_edition
@@ -138,6 +140,12 @@ def student(monkeypatch, kernel_cache):
     """Runs ``minitorch course ...`` in a folder: ``student(folder, "grade", ...)``."""
     from minitorch.cli import main
     monkeypatch.setenv(BY_CONTENT_ENV, kernel_cache)
+    # An edition ships no prebuilt kernels (they are the reference's machine code); here it
+    # may use the reference's archive, read by stamp: the engine's kernels load, as they do
+    # in the rest of the suite, and a kernel built from a task's code (another stamp, or
+    # bounds-checked) compiles as on a student's machine.
+    if prebuilt_kernels.ARCHIVE.is_file():
+        monkeypatch.setenv(prebuilt_kernels.ARCHIVE_ENV, str(prebuilt_kernels.ARCHIVE))
     # The pytest processes write byte code into the edition, reused by the next run.
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     runner = CliRunner()
