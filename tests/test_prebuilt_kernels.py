@@ -183,3 +183,31 @@ def test_the_archive_is_not_used_with_other_versions_or_switched_off(tmp_path, m
         assert prebuilt_kernels.folder() is None
     finally:
         prebuilt_kernels.folder.cache_clear()
+
+
+def test_a_named_archive_is_used_instead_of_the_packages(tmp_path, monkeypatch):
+    """MINITORCH_PREBUILT_ARCHIVE (the course's CI gives editions the reference's): that
+    archive and the manifest beside it; without the manifest, none."""
+    info = tarfile.TarInfo("minitorch/backends/cpu/named.txt")
+    info.size = 5
+    archive = _archive(tmp_path, [(info, b"named")])
+    named = tmp_path / "kernels-x.tar.xz"
+    archive.rename(named)
+    monkeypatch.setattr(prebuilt_kernels, "ARCHIVE", tmp_path / "absent.tar.xz")
+    monkeypatch.setattr(prebuilt_kernels, "cpu_fits", lambda: True)
+    monkeypatch.setenv("MINITORCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(prebuilt_kernels.SWITCH_ENV, raising=False)
+    monkeypatch.setenv(prebuilt_kernels.ARCHIVE_ENV, str(named))
+    prebuilt_kernels.folder.cache_clear()
+    try:
+        assert prebuilt_kernels.folder() is None          # no kernels-x.json beside it
+        (tmp_path / "kernels-x.json").write_text(
+            json.dumps({"versions": prebuilt_kernels.versions()}))
+        prebuilt_kernels.folder.cache_clear()
+        unpacked = prebuilt_kernels.folder()
+        assert (unpacked / "minitorch/backends/cpu/named.txt").read_text() == "named"
+        monkeypatch.delenv(prebuilt_kernels.ARCHIVE_ENV)
+        prebuilt_kernels.folder.cache_clear()
+        assert prebuilt_kernels.folder() is None          # the package's (here: absent)
+    finally:
+        prebuilt_kernels.folder.cache_clear()
