@@ -320,10 +320,12 @@ def test_full_edition_from_the_students_chair(tmp_path, student):
     listed = student(edition, "tasks").output
     assert re.findall(r"^  (\d+\.\d+) ", listed, re.M) == ids
     imports = subprocess.run(
-        [sys.executable, "-c", "import minitorch, minitorch.nn, minitorch.optim, "
-         "minitorch.utils.data, minitorch.cli"],
+        [sys.executable, "-c", "import json, sys, minitorch; print(json.dumps(sorted(sys.modules)))"
+         "; import minitorch.nn, minitorch.optim, minitorch.utils.data, minitorch.cli"],
         cwd=edition, capture_output=True, text=True, timeout=300)
     assert imports.returncode == 0, imports.stderr[-3000:]
+    # The modules ``import minitorch`` loads: a syntax error there stops every test.
+    loaded = set(json.loads(imports.stdout.splitlines()[-1]))
 
     results = _grade(student, edition)
     assert [t["number"] for t in results["_"]["tests"]] == ids and results["_"]["score"] == 0
@@ -343,9 +345,14 @@ def test_full_edition_from_the_students_chair(tmp_path, student):
     editor.restore()
 
     # A syntax error in a student file: one line first, nothing scores (both entry points).
-    editor.write(first.file, (edition / first.file).read_text() + "\ndef broken(:\n    pass\n")
+    # In a file that ``import minitorch`` loads (a task of module 1's): every test stops at
+    # its first import, so the two runs take seconds, not a whole course's tests each.
+    broken_task = next(t for t in tasks if t.file[:-3].replace("/", ".") in loaded)
+    broken_file = broken_task.file
+    editor.put(broken_task, _solution(broken_task))      # solved, but the file does not compile
+    editor.write(broken_file, (edition / broken_file).read_text() + "\ndef broken(:\n    pass\n")
     out = student(edition, "grade", "--json", str(edition / "broken.json")).output
-    assert out.splitlines()[0].startswith(f"{first.file}:"), out[:500]
+    assert out.splitlines()[0].startswith(f"{broken_file}:"), out[:500]
     assert "SyntaxError" in out.splitlines()[0]
     broken = json.loads((edition / "broken.json").read_text())
     assert broken["score"] == 0 and all(t["score"] == 0 for t in broken["tests"])
@@ -354,7 +361,7 @@ def test_full_edition_from_the_students_chair(tmp_path, student):
                             timeout=600, env={**os.environ, BY_CONTENT_ENV: os.environ[
                                 BY_CONTENT_ENV]})
     assert script.returncode == 0, script.stdout[-2000:] + script.stderr[-2000:]
-    assert script.stdout.splitlines()[0].startswith(f"{first.file}:")
+    assert script.stdout.splitlines()[0].startswith(f"{broken_file}:")
     assert json.loads((edition / "script.json").read_text())["score"] == 0
     editor.restore()
 
