@@ -469,16 +469,37 @@ sigs = {
     "reduce_partial": (red, (i, f, i, t2, t2, nt.UniTuple(int64, 1), nt.UniTuple(int64, 1), i, i,
                              i, float64, f, int64[::1])),
 }
+# Where a run has a kernel cache filed by content (CI: MINITORCH_KERNEL_CACHE_BY_CONTENT, not
+# a student's run), a kernel that compiled is noted under its stamp (kernel_cache: a hash of
+# the code it is built from, the shared bodies included) and its signature, and is not
+# compiled again: the course's edition checks compile the same solved tasks in many runs.
+import hashlib, importlib.metadata
+from pathlib import Path
+from minitorch.backends import kernel_cache
+shared = os.environ.get(kernel_cache.BY_CONTENT_ENV)
+version = importlib.metadata.version("numba-cuda")
 found = {}
 wanted = set(sys.argv[1:]) or set(sigs)
 for name, (module, sig) in sigs.items():
     if name not in wanted:
         continue
+    py_func = getattr(module, name).py_func
+    noted = None
+    if shared:
+        key = f"{kernel_cache.kernel_digest(py_func)} {name} {sig} sm_80 {version}"
+        noted = Path(shared) / "ptx-compiled" / hashlib.sha256(key.encode()).hexdigest()
+        if noted.is_file():
+            found[name] = "ok"
+            continue
     try:
-        cuda.compile_ptx(getattr(module, name).py_func, sig, cc=(8, 0))
+        cuda.compile_ptx(py_func, sig, cc=(8, 0))
         found[name] = "ok"
     except Exception as e:
         found[name] = f"{type(e).__name__}: {str(e)[:400]}"
+    else:
+        if noted is not None:
+            noted.parent.mkdir(parents=True, exist_ok=True)
+            noted.touch()
 print(json.dumps(found))
 """
 
