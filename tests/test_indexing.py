@@ -719,7 +719,7 @@ def test_scatter_kernels_split_by_index_range_without_races():
 # On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
 # without a GPU; tensors stay tiny there).
 # ---------------------------------------------------------------------------
-from device_checks import check, host, on  # noqa: E402
+from device_checks import check, on  # noqa: E402
 from minitorch.nn import functional as F  # noqa: E402
 
 

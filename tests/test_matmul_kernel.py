@@ -314,7 +314,7 @@ def test_long_k_splits_k_across_threads(threads):
 # On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
 # without a GPU; tensors stay tiny there).
 # ---------------------------------------------------------------------------
-from device_checks import check, host, on  # noqa: E402
+from device_checks import check, on  # noqa: E402
 import minitorch as torch  # noqa: E402
 
 

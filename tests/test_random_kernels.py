@@ -9,7 +9,6 @@ so a pass is a pass forever.
 
 from __future__ import annotations
 
-import math
 from itertools import permutations
 
 import numba

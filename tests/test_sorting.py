@@ -322,7 +322,7 @@ def test_matches_pytorch(default_device):
 # On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
 # without a GPU; tensors stay tiny there).
 # ---------------------------------------------------------------------------
-from device_checks import check, host, on  # noqa: E402
+from device_checks import check, on  # noqa: E402
 
 
 def test_sorting_on_every_device(device):

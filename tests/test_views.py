@@ -649,7 +649,7 @@ def test_view_as_dtype_of_another_size():
 # On every device (the ``device`` fixture: cpu, and cuda on Numba's simulator
 # without a GPU; tensors stay tiny there).
 # ---------------------------------------------------------------------------
-from device_checks import check, host, on  # noqa: E402
+from device_checks import check  # noqa: E402
 
 
 def test_in_place_ops_and_views_on_every_device(device):
