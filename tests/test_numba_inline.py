@@ -33,7 +33,8 @@ from minitorch.backends import numba_inline
 from minitorch.backends.cpu import elementwise as E
 if sys.argv[1] == "off":                      # Numba's own inliner back (nothing compiled yet)
     inline_closurecall.copy = copy
-    inline_closurecall.InlineWorker.inline_ir = inline_closurecall.InlineWorker.inline_ir.__wrapped__
+    worker = inline_closurecall.InlineWorker
+    worker.inline_ir = worker.inline_ir.__wrapped__
 f32, i64 = T.float32[::1], T.int64[::1]
 kernels = {
     "arith_contiguous": (E.arith_contiguous, (T.int64, f32, f32, f32)),

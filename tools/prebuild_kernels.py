@@ -1,6 +1,6 @@
 """Compile the kernels of the README's commands and of the op tests ahead of time, for the package.
 
-    python tools/prebuild_kernels.py           # build minitorch/backends/prebuilt/ again (~10 min)
+    python tools/prebuild_kernels.py           # build minitorch/backends/prebuilt/ again (~8 min)
     python tools/prebuild_kernels.py --check   # is it up to date with the code? (exit 1 if not)
 
 The build runs, in fresh processes that compile every kernel they need for the

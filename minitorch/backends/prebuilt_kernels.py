@@ -7,8 +7,9 @@ about a minute before the first training step.  This module ships that
 machine code: ``tools/prebuild_kernels.py`` compiles the kernels of the
 README's commands (``minitorch train mnist``, ``evaluate``, ``predict``,
 ``train xor``), and of the ops the test suite calls, for a baseline CPU and
-packs their Numba cache files into ``backends/prebuilt/kernels-<cpu>.tar.xz``.  When a kernel is not in the
-machine's own cache, :func:`load` looks for it there before Numba compiles.
+packs their Numba cache files into ``backends/prebuilt/kernels-<cpu>.tar.xz``.
+When a kernel is not in the machine's own cache, :func:`load` looks for it
+there before Numba compiles.
 
 **Which CPU.**  Numba compiles for the machine it runs on, and files each
 kernel under that CPU's name and features: code that uses an instruction
@@ -29,8 +30,8 @@ and llvmlite versions it was built with; with any other, it is not used.
 
 **Where it is unpacked.**  Once per archive, into
 ``$MINITORCH_CACHE_DIR`` or ``~/.cache/minitorch`` (a folder named after a
-hash of the manifest and the archive's size), safely (``tarfile``'s ``data`` filter: no path outside
-the folder, no links).  ``MINITORCH_PREBUILT_KERNELS=0`` switches all of
+hash of the manifest and the archive's size), safely (``tarfile``'s ``data``
+filter: no path outside the folder, no links).  ``MINITORCH_PREBUILT_KERNELS=0`` switches all of
 this off (the build tool does, so that it compiles everything itself);
 ``MINITORCH_PREBUILT_ARCHIVE`` names another archive (:data:`ARCHIVE_ENV`).
 """
