@@ -144,6 +144,55 @@ def test_a_session_that_stops_early_scores_only_what_ran_and_passed(tmp_path):
     assert result.warnings and "pytest stopped early (exit status 2)" in result.warnings[0]
 
 
+def test_a_grade_keeps_the_same_messages_whatever_the_traceback_style(tmp_path):
+    """``course grade`` and ``status`` (no one reads pytest's output) run with
+    ``--tb=native``, ``course test`` with ``short``: each failure's message, the
+    line a grade keeps, must not depend on it (stubs deep in a helper, a stub
+    wrapped in another error, assertions, Hypothesis' falsifying examples)."""
+    (tmp_path / "helper.py").write_text(textwrap.dedent('''
+        def stub():
+            raise NotImplementedError("Task 9.1: fill in the helper.")
+
+        def deep(n):
+            return stub() if n == 0 else deep(n - 1)
+
+        def wrapped():
+            try:
+                stub()
+            except NotImplementedError as e:
+                raise SystemError("a kernel failed") from e
+    '''))
+    tasks = _edition(tmp_path, {
+        "test_m9_a.py": '''
+            import pytest
+            from hypothesis import given, strategies as st
+            import helper
+
+            @pytest.mark.task("9.1")
+            def test_a_stub_five_frames_down(): helper.deep(4)
+
+            @pytest.mark.task("9.1")
+            def test_a_wrapped_stub(): helper.wrapped()
+
+            @pytest.mark.task("9.2")
+            def test_an_assertion(): assert [1, 2] == [1, 3]
+
+            @pytest.mark.task("9.2")
+            @given(st.integers(0, 10))
+            def test_a_falsified_property(n): assert n < 5
+        '''})
+    quiet = grade(tmp_path, tasks)
+    shown = []
+    echoed = grade(tmp_path, tasks, echo=shown.append)
+    assert any("test_an_assertion" in line for line in shown)
+    messages = {n: t["message"] for n, t in quiet.run.tests.items()}
+    assert messages == {n: t["message"] for n, t in echoed.run.tests.items()}
+    assert len(messages) == 4 and all(messages.values()), messages
+    by_name = {n.split("::")[-1]: m for n, m in messages.items()}
+    assert by_name["test_a_stub_five_frames_down"].startswith("NotImplementedError: Task 9.1")
+    assert by_name["test_a_wrapped_stub"].startswith("NotImplementedError: Task 9.1")
+
+
 def test_a_conftest_that_does_not_import_scores_nothing(tmp_path):
     tasks = _edition(tmp_path, {
         "test_m9_a.py": '''
