@@ -357,9 +357,11 @@ ARITH_OPS = (ADD, SUB, MUL, DIV, RSUB, RDIV, THRESHOLD_MASK)
 def arith(op, x, y):
     """The four rules of arithmetic (and their reversed forms) on floats, and ReLU's backward.
 
-    A family of seven, small enough that LLVM lifts the op test out of the
-    loop and vectorises each case.  (ReLU's backward runs at every training
-    step: in the long ``binary`` switch below it ran five times slower.)
+    A family of seven, kept apart from the long ``binary`` switch below (ReLU's
+    backward ran five times slower there).  LLVM does not lift the op test out
+    of a kernel's loop even for these seven, so the CPU backend runs ``+ - *
+    /`` and ReLU's backward in kernels with the op fixed, which it vectorises
+    (``cpu/elementwise.py``: ``ARITH_TWINS``, ``threshold_backward``).
     IEEE semantics: x / 0 is inf or nan.
     """
     if op == ADD:

@@ -112,9 +112,23 @@ def derive(task_kernel: Any, name: str, compile: Callable[[Callable], Any],
     ops = types.ModuleType(base.__name__, base.__doc__)
     ops.__dict__.update(vars(base))
     ops.__dict__.update(means)
-    twin = types.FunctionType(fn.__code__, dict(fn.__globals__, scalar_ops=ops), name,
+    return rebind(task_kernel, name, compile, scalar_ops=ops)
+
+
+def rebind(kernel: Any, name: str, compile: Callable[[Callable], Any], **names: Any) -> Any:
+    """The kernel ``name``: ``kernel``'s own code, compiled by ``compile``, in which each
+    global name of ``names`` means its value.
+
+    :func:`derive` rebinds ``scalar_ops``; a parallel driver that runs a serial
+    kernel on chunks can be rebound to run another one:
+    ``rebind(arith_contiguous_parallel, "_add_zip_parallel", njit(parallel=True),
+    arith_contiguous=_add_zip)``.  Numba caches the result as it caches
+    :func:`derive`'s twins (its cache file is named after ``name``).
+    """
+    fn = kernel.py_func
+    twin = types.FunctionType(fn.__code__, dict(fn.__globals__, **names), name,
                               fn.__defaults__, fn.__closure__)
     twin.__qualname__ = name
-    twin.__doc__ = (f"``{fn.__name__}`` with {', '.join(means)} replaced (see "
-                    ":func:`minitorch.backends.shared_bodies.derive`).")
+    twin.__doc__ = (f"``{fn.__name__}`` with {', '.join(names)} replaced (see "
+                    ":func:`minitorch.backends.shared_bodies.rebind`).")
     return compile(twin)
