@@ -112,7 +112,9 @@ def derive(task_kernel: Any, name: str, compile: Callable[[Callable], Any],
     ops = types.ModuleType(base.__name__, base.__doc__)
     ops.__dict__.update(vars(base))
     ops.__dict__.update(means)
-    return rebind(task_kernel, name, compile, scalar_ops=ops)
+    return compile(_twin(fn, name, {"scalar_ops": ops},
+                         f"``{fn.__name__}`` with {', '.join(means)} replaced (see "
+                         ":func:`minitorch.backends.shared_bodies.derive`)."))
 
 
 def rebind(kernel: Any, name: str, compile: Callable[[Callable], Any], **names: Any) -> Any:
@@ -126,9 +128,14 @@ def rebind(kernel: Any, name: str, compile: Callable[[Callable], Any], **names: 
     :func:`derive`'s twins (its cache file is named after ``name``).
     """
     fn = kernel.py_func
+    return compile(_twin(fn, name, names, f"``{fn.__name__}`` with {', '.join(names)} "
+                         "replaced (see :func:`minitorch.backends.shared_bodies.rebind`)."))
+
+
+def _twin(fn: types.FunctionType, name: str, names: dict, doc: str) -> types.FunctionType:
+    """``fn``'s code as a function called ``name``, over its globals with ``names`` in."""
     twin = types.FunctionType(fn.__code__, dict(fn.__globals__, **names), name,
                               fn.__defaults__, fn.__closure__)
     twin.__qualname__ = name
-    twin.__doc__ = (f"``{fn.__name__}`` with {', '.join(names)} replaced (see "
-                    ":func:`minitorch.backends.shared_bodies.rebind`).")
-    return compile(twin)
+    twin.__doc__ = doc
+    return twin
