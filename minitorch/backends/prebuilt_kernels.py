@@ -31,8 +31,8 @@ and llvmlite versions it was built with; with any other, it is not used.
 **Where it is unpacked.**  Once per archive, into
 ``$MINITORCH_CACHE_DIR`` or ``~/.cache/minitorch`` (a folder named after a
 hash of the manifest and the archive's size), safely (``tarfile``'s ``data``
-filter: no path outside the folder, no links).  ``MINITORCH_PREBUILT_KERNELS=0`` switches all of
-this off (the build tool does, so that it compiles everything itself);
+filter: no path outside the folder, no links).  ``MINITORCH_PREBUILT_KERNELS=0``
+switches all of this off (the build tool does, so that it compiles everything itself);
 ``MINITORCH_PREBUILT_ARCHIVE`` names another archive (:data:`ARCHIVE_ENV`).
 """
 
@@ -59,13 +59,20 @@ FEATURES = frozenset({"avx", "avx2", "bmi", "bmi2", "cx16", "f16c", "fma", "lzcn
 #: The archive, and the description of it written beside it by tools/prebuild_kernels.py.
 FOLDER = Path(__file__).resolve().parent / "prebuilt"
 ARCHIVE = FOLDER / f"kernels-{CPU}.tar.xz"
-MANIFEST = FOLDER / f"kernels-{CPU}.json"
+
+
+def manifest_of(archive: Path) -> Path:
+    """An archive's manifest: beside it, ``.json`` for ``.tar.xz``."""
+    return archive.with_name(archive.name.removesuffix(".tar.xz") + ".json")
+
+
+MANIFEST = manifest_of(ARCHIVE)
 #: Set to 0 to use no prebuilt kernel.
 SWITCH_ENV = "MINITORCH_PREBUILT_KERNELS"
-#: Names another archive to use instead of the package's (its manifest beside it, ``.json``
-#: for ``.tar.xz``).  The course's CI checks give it to the editions they build, which carry
-#: no archive: the engine's kernels load there as in the reference, while a kernel built
-#: from a student's code has a stamp of its own and compiles.
+#: Names another archive to use instead of the package's (its manifest: :func:`manifest_of`).
+#: The course's CI checks give it to the editions they build, which carry no archive: the
+#: engine's kernels load there as in the reference, while a kernel built from a student's
+#: code has a stamp of its own and compiles.
 ARCHIVE_ENV = "MINITORCH_PREBUILT_ARCHIVE"
 
 
@@ -73,8 +80,7 @@ def _files() -> tuple:
     """The archive and its manifest: :data:`ARCHIVE_ENV`'s, else the package's."""
     named = os.environ.get(ARCHIVE_ENV)
     if named:
-        archive = Path(named)
-        return archive, archive.with_name(archive.name.removesuffix(".tar.xz") + ".json")
+        return Path(named), manifest_of(Path(named))
     return ARCHIVE, MANIFEST
 
 
