@@ -29,11 +29,15 @@ from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 # (a failure reproduces on the next run).  "long" is for bug hunting by hand, for example
 # `pytest -n0 --hypothesis-profile=long tests/test_fuzz_torch.py` (thousands of random
 # programs compared with PyTorch).  Tests that pass their own max_examples keep them.
+# The op tests' ``default_device`` fixture is function-scoped on purpose: it sets the
+# device once for all of a test's examples, so hypothesis' check against such fixtures is off.
 settings.register_profile("ci", max_examples=100, derandomize=True, deadline=None,
-                          print_blob=True)
+                          print_blob=True,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture])
 settings.register_profile("long", max_examples=5000, derandomize=False, deadline=None,
                           print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                 HealthCheck.function_scoped_fixture])
 settings.load_profile("ci")
 # "course-edition": tests/test_course_edition.py runs the course's task tests in student
 # editions only to see which pass and which fail with a stub's NotImplementedError.  The
@@ -61,6 +65,33 @@ def device(request) -> str:
     if request.param == "cuda" and not cuda_usable():
         pytest.skip("no CUDA device and no CUDA simulator (set NUMBA_ENABLE_CUDASIM=1)")
     return request.param
+
+
+#: Hypothesis examples per test on ``cuda``.  The simulator runs each GPU thread as a
+#: Python thread (about a millisecond per launch), the CPU case of the same test draws
+#: its full count, and both devices run the same kernel bodies
+#: (minitorch/backends/shared_bodies.py), so on ``cuda`` a few examples cover the launches.
+CUDA_EXAMPLES = 3
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Run a hypothesis test's ``cuda`` case with at most :data:`CUDA_EXAMPLES` examples."""
+    callspec = getattr(pyfuncitem, "callspec", None)
+    test = getattr(pyfuncitem.obj, "__func__", pyfuncitem.obj)
+    if callspec is None or callspec.params.get("device") != "cuda" \
+            or not getattr(test, "is_hypothesis_test", False):
+        yield
+        return
+    from hypothesis import settings
+
+    chosen = test._hypothesis_internal_use_settings     # what @settings gave the test
+    test._hypothesis_internal_use_settings = settings(
+        chosen, max_examples=min(chosen.max_examples, CUDA_EXAMPLES))
+    try:
+        yield
+    finally:
+        test._hypothesis_internal_use_settings = chosen
 
 
 @pytest.fixture
@@ -103,6 +134,12 @@ LONGEST = ("tests/test_course_edition.py", "tests/test_docs.py",
            "tests/test_cuda_ptx.py::test_every_kernel_compiles_for")
 
 
+def _fail_with_the_device_rule() -> None:
+    pytest.fail("an op test runs on cpu and on cuda (it takes the `device` or `default_device` "
+                "fixture), or says why not with @pytest.mark.cpu_only(\"why\") (docs/cuda.md)",
+                pytrace=False)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Start each of the two workers on half of the longest tests.
 
@@ -113,7 +150,16 @@ def pytest_collection_modifyitems(config, items) -> None:
     go at the head of each half, alternately, and the short tests behind them
     are what moves between workers at the end: neither worker waits long for
     the other.  (Every worker collects the same order, as pytest-xdist requires.)
+
+    First, an op test that neither runs on both devices nor says why not
+    (``device_checks.not_on_both_devices``) is made to fail with the rule.
     """
+    from device_checks import not_on_both_devices
+
+    refused = set(not_on_both_devices(items))
+    for item in items:
+        if item.nodeid in refused:
+            item.runtest = _fail_with_the_device_rule
     long = [item for item in items if item.nodeid.startswith(LONGEST)]
     if not long or len(long) == len(items):
         return

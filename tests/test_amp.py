@@ -22,13 +22,14 @@ def _function_classes():
     return names
 
 
-def test_policy_names_are_minitorch_ops():
+def test_policy_names_are_minitorch_ops(default_device):
     known = _function_classes()
     for name in ("MatMul", "Linear", "Softmax", "LogSoftmax", "Sum", "Prod", "Exp", "Log",
                  "Pow", "PowTensorScalar", "NllLoss", "LogSumExp", "Cat", "Stack"):
         assert name in known, name
 
 
+@pytest.mark.cpu_only("CPU autocast casts CPU ops only, as in PyTorch")
 @pytest.mark.parametrize("low", [torch.float16, torch.bfloat16])
 def test_cpu_autocast_op_dtypes(low):
     x, w = torch.randn(3, 4), torch.randn(4, 5, requires_grad=True)
@@ -51,6 +52,7 @@ def test_cpu_autocast_op_dtypes(low):
     assert w.grad.dtype is torch.float32                           # flows back to float32
 
 
+@pytest.mark.cpu_only("CPU autocast casts CPU ops only, as in PyTorch")
 def test_cpu_autocast_matches_pytorch():
     real = pytest.importorskip("torch")
     a, b = np.random.default_rng(0).standard_normal((2, 4, 4)).astype(np.float32)
@@ -62,13 +64,14 @@ def test_cpu_autocast_matches_pytorch():
     np.testing.assert_array_equal(np.array(mine.float().tolist()), theirs.float().numpy())
 
 
-def test_cuda_lists_cast_up_without_a_gpu_region():
+def test_cuda_lists_cast_up_without_a_gpu_region(default_device):
     # The CUDA lists, applied by hand: a float16 input to exp goes up to float32.
     assert policy.category_of(ops.elementwise.Exp, "cuda") == policy.FLOAT32
     assert policy.category_of(ops.elementwise.Exp, "cpu") is None
     assert policy.category_of(ops.linalg.BMM, "cpu") == policy.LOWER       # a MatMul
 
 
+@pytest.mark.cpu_only("CPU autocast casts CPU ops only, as in PyTorch")
 def test_modules_and_decorator():
     model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
     conv = torch.nn.Conv2d(1, 2, 3)
@@ -83,7 +86,7 @@ def test_modules_and_decorator():
     assert model[0].weight.grad.dtype is torch.float32
 
 
-def test_autocast_arguments():
+def test_autocast_arguments(default_device):
     with pytest.raises(ValueError, match="device_type"):
         torch.autocast(3)
     with pytest.warns(UserWarning, match="Disabling autocast"):
@@ -106,7 +109,7 @@ def _param(values):
     return torch.nn.Parameter(torch.tensor(values))
 
 
-def test_scaler_scales_unscales_and_steps():
+def test_scaler_scales_unscales_and_steps(default_device):
     p = _param([1.0, 1.0])
     opt = torch.optim.SGD([p], lr=0.1)
     scaler = torch.amp.GradScaler("cpu", init_scale=8.0, growth_interval=2)
@@ -133,7 +136,7 @@ def test_scaler_scales_unscales_and_steps():
     assert scaler.get_scale() == 16.0                  # grown after growth_interval steps
 
 
-def test_scaler_skips_steps_with_inf_and_backs_off():
+def test_scaler_skips_steps_with_inf_and_backs_off(default_device):
     p = _param([1.0, 2.0])
     opt = torch.optim.SGD([p], lr=0.1)
     scaler = torch.amp.GradScaler("cpu", init_scale=4.0)
@@ -144,7 +147,7 @@ def test_scaler_skips_steps_with_inf_and_backs_off():
     assert scaler.get_scale() == 2.0
 
 
-def test_scaler_state_dict_and_disabled():
+def test_scaler_state_dict_and_disabled(default_device):
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 10, growth_interval=7)
     state = scaler.state_dict()
     assert state == {"scale": 1024.0, "growth_factor": 2.0, "backoff_factor": 0.5,
@@ -165,7 +168,7 @@ def test_scaler_state_dict_and_disabled():
             assert not torch.cuda.amp.GradScaler().is_enabled()
 
 
-def test_scaler_sequence_matches_pytorch():
+def test_scaler_sequence_matches_pytorch(default_device):
     real = pytest.importorskip("torch")
     grads = [[1.0, 2.0], [math.inf, 1.0], [0.5, 0.5], [1.0, math.nan], [1.0, 1.0], [2.0, 2.0]]
 

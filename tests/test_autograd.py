@@ -24,7 +24,7 @@ def leaf(values, dtype=None):
 # ---------------------------------------------------------------------------
 # accumulation, retain_graph, gradient argument
 # ---------------------------------------------------------------------------
-def test_backward_accumulates_into_leaf_grad():
+def test_backward_accumulates_into_leaf_grad(default_device):
     x = leaf([1.0, 2.0])
     (x * 3).sum().backward()
     assert x.grad.tolist() == [3.0, 3.0]
@@ -35,7 +35,7 @@ def test_backward_accumulates_into_leaf_grad():
     assert x.grad.tolist() == [2.0, 4.0]
 
 
-def test_grad_is_a_leaf_without_history_and_not_aliasing_the_gradient():
+def test_grad_is_a_leaf_without_history_and_not_aliasing_the_gradient(default_device):
     x = leaf([1.0, 2.0])
     y = x * 1
     y.backward(torch.ones(2, dtype=torch.float64))
@@ -43,14 +43,14 @@ def test_grad_is_a_leaf_without_history_and_not_aliasing_the_gradient():
     assert x.grad.dtype == torch.float64 and x.grad.shape == x.shape
 
 
-def test_same_leaf_used_twice_sums_both_paths():
+def test_same_leaf_used_twice_sums_both_paths(default_device):
     x = leaf([3.0])
     y = x * x + x          # dy/dx = 2x + 1
     y.backward()
     assert x.grad.tolist() == [7.0]
 
 
-def test_diamond_graph_gradient():
+def test_diamond_graph_gradient(default_device):
     x = leaf([2.0])
     a = x * 3
     b = x.exp()
@@ -59,7 +59,7 @@ def test_diamond_graph_gradient():
     np.testing.assert_allclose(x.grad.item(), 3 * np.exp(2.0) * 3)
 
 
-def test_second_backward_without_retain_graph_raises():
+def test_second_backward_without_retain_graph_raises(default_device):
     x = leaf([1.0, 2.0])
     y = (x * x).sum()
     y.backward()
@@ -67,7 +67,7 @@ def test_second_backward_without_retain_graph_raises():
         y.backward()
 
 
-def test_retain_graph_allows_second_backward():
+def test_retain_graph_allows_second_backward(default_device):
     x = leaf([1.0, 2.0])
     y = (x * x).sum()
     y.backward(retain_graph=True)
@@ -75,7 +75,7 @@ def test_retain_graph_allows_second_backward():
     assert x.grad.tolist() == [4.0, 8.0]
 
 
-def test_saved_tensors_are_freed_after_backward():
+def test_saved_tensors_are_freed_after_backward(default_device):
     x = leaf([1.0, 2.0])
     y = x * x
     y.sum().backward()
@@ -83,37 +83,37 @@ def test_saved_tensors_are_freed_after_backward():
         y.grad_fn.saved_tensors  # noqa: B018
 
 
-def test_non_scalar_backward_needs_gradient():
+def test_non_scalar_backward_needs_gradient(default_device):
     x = leaf([1.0, 2.0])
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar"):
         (x * x).backward()
 
 
-def test_non_scalar_backward_with_gradient():
+def test_non_scalar_backward_with_gradient(default_device):
     x = leaf([1.0, 2.0])
     (x * x).backward(torch.tensor([1.0, 0.5], dtype=torch.float64))
     assert x.grad.tolist() == [2.0, 2.0]
 
 
-def test_gradient_of_wrong_shape_raises():
+def test_gradient_of_wrong_shape_raises(default_device):
     x = leaf([1.0, 2.0])
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
         (x * x).backward(torch.ones(3, dtype=torch.float64))
 
 
-def test_backward_on_tensor_without_grad_raises():
+def test_backward_on_tensor_without_grad_raises(default_device):
     with pytest.raises(RuntimeError, match="does not require grad"):
         (torch.ones(2) * 2).sum().backward()
 
 
-def test_backward_inputs_argument_limits_accumulation():
+def test_backward_inputs_argument_limits_accumulation(default_device):
     x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     (x * w).sum().backward(inputs=[w])
     assert x.grad is None
     assert w.grad.tolist() == [1.0, 2.0]
 
 
-def test_torch_autograd_backward_function_with_several_roots():
+def test_torch_autograd_backward_function_with_several_roots(default_device):
     x = leaf([1.0, 2.0])
     a, b = x * 2, x * x
     torch.autograd.backward([a.sum(), b.sum()])
@@ -123,7 +123,7 @@ def test_torch_autograd_backward_function_with_several_roots():
 # ---------------------------------------------------------------------------
 # create_graph and higher-order derivatives
 # ---------------------------------------------------------------------------
-def test_autograd_grad_create_graph_third_derivative():
+def test_autograd_grad_create_graph_third_derivative(default_device):
     x = leaf([1.0, 2.0])
     y = (x ** 3).sum()
     (g,) = torch.autograd.grad(y, x, create_graph=True)
@@ -134,7 +134,7 @@ def test_autograd_grad_create_graph_third_derivative():
     assert g3.tolist() == [6.0, 6.0] and not g3.requires_grad
 
 
-def test_backward_create_graph_makes_grad_differentiable():
+def test_backward_create_graph_makes_grad_differentiable(default_device):
     x = leaf([1.0, 2.0])
     (x ** 3).sum().backward(create_graph=True)
     g = x.grad
@@ -144,31 +144,31 @@ def test_backward_create_graph_makes_grad_differentiable():
     assert x.grad.tolist() == [6.0, 12.0]
 
 
-def test_double_backward_through_sin_and_tanh():
+def test_double_backward_through_sin_and_tanh(default_device):
     x = leaf([0.3, -1.2])
     (g,) = torch.autograd.grad(x.sin().sum(), x, create_graph=True)
     (h,) = torch.autograd.grad(g.sum(), x)
-    np.testing.assert_allclose(h.numpy(), -np.sin([0.3, -1.2]))
+    np.testing.assert_allclose(h.cpu().numpy(), -np.sin([0.3, -1.2]))
     (g,) = torch.autograd.grad(x.tanh().sum(), x, create_graph=True)
     (h,) = torch.autograd.grad(g.sum(), x)
     t = np.tanh([0.3, -1.2])
-    np.testing.assert_allclose(h.numpy(), -2 * t * (1 - t * t))
+    np.testing.assert_allclose(h.cpu().numpy(), -2 * t * (1 - t * t))
 
 
-def test_hessian_vector_product_of_matmul_quadratic():
+def test_hessian_vector_product_of_matmul_quadratic(default_device):
     a = torch.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=torch.float64)
     x = leaf([1.0, -1.0])
     f = x @ (a @ x)                       # x^T A x, gradient (A + A^T) x, Hessian 2A
     (g,) = torch.autograd.grad(f, x, create_graph=True)
     v = torch.tensor([1.0, 2.0], dtype=torch.float64)
     (hv,) = torch.autograd.grad(g @ v, x)
-    np.testing.assert_allclose(hv.numpy(), 2 * a.numpy() @ v.numpy())
+    np.testing.assert_allclose(hv.cpu().numpy(), 2 * a.cpu().numpy() @ v.cpu().numpy())
 
 
 # ---------------------------------------------------------------------------
 # autograd.grad
 # ---------------------------------------------------------------------------
-def test_autograd_grad_with_grad_outputs_leaves_grad_untouched():
+def test_autograd_grad_with_grad_outputs_leaves_grad_untouched(default_device):
     x = leaf([1.0, 2.0])
     y = x * x
     (g,) = torch.autograd.grad(y, x, grad_outputs=torch.tensor([1.0, 3.0], dtype=torch.float64))
@@ -176,27 +176,27 @@ def test_autograd_grad_with_grad_outputs_leaves_grad_untouched():
     assert x.grad is None
 
 
-def test_autograd_grad_allow_unused():
+def test_autograd_grad_allow_unused(default_device):
     x, z = leaf([1.0, 2.0]), leaf([1.0, 2.0])
     y = (x * 2).sum()
     gx, gz = torch.autograd.grad(y, [x, z], allow_unused=True)
     assert gx.tolist() == [2.0, 2.0] and gz is None
 
 
-def test_autograd_grad_unused_input_raises_naming_its_index():
+def test_autograd_grad_unused_input_raises_naming_its_index(default_device):
     x, z = leaf([1.0, 2.0]), leaf([1.0, 2.0])
     y = (x * 2).sum()
     with pytest.raises(RuntimeError, match="index 1 appears to not have been used"):
         torch.autograd.grad(y, [x, z])
 
 
-def test_autograd_grad_materialize_grads():
+def test_autograd_grad_materialize_grads(default_device):
     x, z = leaf([1.0, 2.0]), leaf([1.0, 2.0])
     _, gz = torch.autograd.grad((x * 2).sum(), [x, z], materialize_grads=True)
     assert gz.tolist() == [0.0, 0.0]
 
 
-def test_autograd_grad_of_non_leaf_input():
+def test_autograd_grad_of_non_leaf_input(default_device):
     x = leaf([1.0, 2.0])
     y = x * 3
     z = (y * y).sum()
@@ -204,7 +204,7 @@ def test_autograd_grad_of_non_leaf_input():
     assert gy.tolist() == [6.0, 12.0]
 
 
-def test_autograd_grad_input_not_requiring_grad_raises():
+def test_autograd_grad_input_not_requiring_grad_raises(default_device):
     x = leaf([1.0])
     with pytest.raises(RuntimeError, match="does not require grad"):
         torch.autograd.grad((x * 2).sum(), torch.ones(1))
@@ -213,7 +213,7 @@ def test_autograd_grad_input_not_requiring_grad_raises():
 # ---------------------------------------------------------------------------
 # hooks and retain_grad
 # ---------------------------------------------------------------------------
-def test_leaf_hook_modifies_grad_and_can_be_removed():
+def test_leaf_hook_modifies_grad_and_can_be_removed(default_device):
     x = leaf([1.0, 2.0])
     handle = x.register_hook(lambda g: g * 10)
     (x * 2).sum().backward()
@@ -224,7 +224,7 @@ def test_leaf_hook_modifies_grad_and_can_be_removed():
     assert x.grad.tolist() == [2.0, 2.0]
 
 
-def test_non_leaf_hook_sees_and_changes_the_flowing_gradient():
+def test_non_leaf_hook_sees_and_changes_the_flowing_gradient(default_device):
     x = leaf([1.0, 2.0])
     y = x * 2
     seen = []
@@ -235,7 +235,7 @@ def test_non_leaf_hook_sees_and_changes_the_flowing_gradient():
     assert x.grad.tolist() == [10.0, 18.0]
 
 
-def test_hook_returning_none_keeps_gradient():
+def test_hook_returning_none_keeps_gradient(default_device):
     x = leaf([1.0])
     calls = []
     x.register_hook(lambda g: calls.append(1))
@@ -243,12 +243,12 @@ def test_hook_returning_none_keeps_gradient():
     assert calls == [1] and x.grad.tolist() == [5.0]
 
 
-def test_hook_on_tensor_without_grad_raises():
+def test_hook_on_tensor_without_grad_raises(default_device):
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
         torch.ones(2).register_hook(lambda g: g)
 
 
-def test_retain_grad_on_non_leaf():
+def test_retain_grad_on_non_leaf(default_device):
     x = leaf([1.0, 2.0])
     y = x * 2
     y.retain_grad()
@@ -258,7 +258,7 @@ def test_retain_grad_on_non_leaf():
     assert y.retains_grad and not x.retains_grad and not z.retains_grad
 
 
-def test_non_leaf_grad_access_warns_and_is_none():
+def test_non_leaf_grad_access_warns_and_is_none(default_device):
     y = leaf([1.0]) * 2
     with pytest.warns(UserWarning, match="retain_grad"):
         assert y.grad is None
@@ -267,7 +267,7 @@ def test_non_leaf_grad_access_warns_and_is_none():
 # ---------------------------------------------------------------------------
 # grad modes as context managers and decorators
 # ---------------------------------------------------------------------------
-def test_no_grad_and_enable_grad_contexts():
+def test_no_grad_and_enable_grad_contexts(default_device):
     x = leaf([1.0, 2.0])
     with torch.no_grad():
         y = x * 2
@@ -280,14 +280,14 @@ def test_no_grad_and_enable_grad_contexts():
     assert z.requires_grad and z.grad_fn is not None
 
 
-def test_grad_mode_is_restored_after_exception():
+def test_grad_mode_is_restored_after_exception(default_device):
     with pytest.raises(ValueError):
         with torch.no_grad():
             raise ValueError
     assert torch.is_grad_enabled()
 
 
-def test_no_grad_and_enable_grad_as_decorators():
+def test_no_grad_and_enable_grad_as_decorators(default_device):
     x = leaf([1.0])
 
     @torch.no_grad()
@@ -308,7 +308,7 @@ def test_no_grad_and_enable_grad_as_decorators():
         assert h(x).requires_grad
 
 
-def test_set_grad_enabled_function_context_and_decorator():
+def test_set_grad_enabled_function_context_and_decorator(default_device):
     x = leaf([1.0])
     with torch.set_grad_enabled(False):
         assert not (x * 2).requires_grad
@@ -328,7 +328,7 @@ def test_set_grad_enabled_function_context_and_decorator():
     assert (x * 2).requires_grad
 
 
-def test_inference_mode_context_and_decorator():
+def test_inference_mode_context_and_decorator(default_device):
     x = leaf([1.0])
     with torch.inference_mode():
         assert torch.is_inference_mode_enabled() and not torch.is_grad_enabled()
@@ -348,7 +348,7 @@ def test_inference_mode_context_and_decorator():
         assert (x * 2).requires_grad
 
 
-def test_factories_inside_no_grad_still_honour_requires_grad():
+def test_factories_inside_no_grad_still_honour_requires_grad(default_device):
     with torch.no_grad():
         a = torch.ones(2, requires_grad=True)
         b = a * 2
@@ -358,7 +358,7 @@ def test_factories_inside_no_grad_still_honour_requires_grad():
 # ---------------------------------------------------------------------------
 # requires_grad, detach
 # ---------------------------------------------------------------------------
-def test_requires_grad_propagation_and_leaf_rules():
+def test_requires_grad_propagation_and_leaf_rules(default_device):
     x = torch.tensor([1.0, 2.0])
     assert x.is_leaf and not x.requires_grad
     assert x.requires_grad_() is x and x.requires_grad
@@ -368,21 +368,21 @@ def test_requires_grad_propagation_and_leaf_rules():
     assert z.is_leaf and not z.requires_grad
 
 
-def test_requires_grad_on_integer_tensor_raises():
+def test_requires_grad_on_integer_tensor_raises(default_device):
     with pytest.raises(RuntimeError, match="floating point"):
         torch.tensor([1, 2]).requires_grad_()
     with pytest.raises(RuntimeError, match="floating point"):
         torch.zeros(2, dtype=torch.int64, requires_grad=True)
 
 
-def test_requires_grad_false_on_non_leaf_raises():
+def test_requires_grad_false_on_non_leaf_raises(default_device):
     y = leaf([1.0]) * 2
     with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
         y.requires_grad_(False)
     y.requires_grad_(True)     # allowed: already true
 
 
-def test_detach_shares_storage_and_version_counter():
+def test_detach_shares_storage_and_version_counter(default_device):
     x = leaf([1.0, 2.0])
     y = x * 2
     d = y.detach()
@@ -392,14 +392,14 @@ def test_detach_shares_storage_and_version_counter():
     assert d._version == y._version == 1
 
 
-def test_detach_in_place():
+def test_detach_in_place(default_device):
     x = leaf([1.0, 2.0])
     y = x * 2
     assert y.detach_() is y
     assert y.is_leaf and not y.requires_grad and y.grad_fn is None
 
 
-def test_detach_in_place_on_a_view_raises():
+def test_detach_in_place_on_a_view_raises(default_device):
     y = (leaf([1.0, 2.0]) * 2)[:1]
     with pytest.raises(RuntimeError, match="Can't detach views in-place"):
         y.detach_()
@@ -408,7 +408,7 @@ def test_detach_in_place_on_a_view_raises():
 # ---------------------------------------------------------------------------
 # version counter and in-place rules
 # ---------------------------------------------------------------------------
-def test_version_counter_shared_by_views():
+def test_version_counter_shared_by_views(default_device):
     x = torch.zeros(3)
     v = x[1:]
     assert x._version == 0
@@ -417,7 +417,7 @@ def test_version_counter_shared_by_views():
     assert x._version == v._version == 2
 
 
-def test_modifying_a_saved_tensor_in_place_makes_backward_raise():
+def test_modifying_a_saved_tensor_in_place_makes_backward_raise(default_device):
     x = leaf([1.0, 2.0])
     y = x * 2
     z = y * y                                # saves y
@@ -427,7 +427,7 @@ def test_modifying_a_saved_tensor_in_place_makes_backward_raise():
         z.sum().backward()
 
 
-def test_modifying_an_output_saved_by_exp_raises():
+def test_modifying_an_output_saved_by_exp_raises(default_device):
     x = leaf([1.0, 2.0])
     y = x.exp()                              # ExpBackward0 saves its result
     y.mul_(2)
@@ -435,7 +435,7 @@ def test_modifying_an_output_saved_by_exp_raises():
         y.sum().backward()
 
 
-def test_in_place_on_tensor_not_saved_is_fine():
+def test_in_place_on_tensor_not_saved_is_fine(default_device):
     x = leaf([1.0, 2.0])
     y = x * 2
     z = y + y                                # add saves nothing
@@ -454,16 +454,16 @@ def test_in_place_on_tensor_not_saved_is_fine():
     ("clamp_", (0.5, 0.8), lambda v: ((v >= 0.5) & (v <= 0.8)).astype(float)),
     ("floor_", (), lambda v: 0 * v),
 ])
-def test_in_place_op_on_non_leaf_has_the_right_gradient(op, args, expected):
+def test_in_place_op_on_non_leaf_has_the_right_gradient(default_device, op, args, expected):
     v = np.array([0.3, 0.6, 0.9])
     x = leaf(v.tolist())
     y = x * 1
     getattr(y, op)(*args)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), expected(v), rtol=1e-10)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), expected(v), rtol=1e-10)
 
 
-def test_in_place_op_on_leaf_requiring_grad_raises():
+def test_in_place_op_on_leaf_requiring_grad_raises(default_device):
     x = leaf([1.0, 2.0])
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         x.add_(1)
@@ -471,7 +471,7 @@ def test_in_place_op_on_leaf_requiring_grad_raises():
         x[0] = 5.0
 
 
-def test_in_place_on_leaf_is_allowed_under_no_grad():
+def test_in_place_on_leaf_is_allowed_under_no_grad(default_device):
     x = leaf([1.0, 2.0])
     with torch.no_grad():
         x.add_(1)
@@ -479,7 +479,7 @@ def test_in_place_on_leaf_is_allowed_under_no_grad():
     assert x.tolist() == [5.0, 3.0] and x.is_leaf and x.requires_grad
 
 
-def test_in_place_on_view_of_non_leaf_records_copy_slices():
+def test_in_place_on_view_of_non_leaf_records_copy_slices(default_device):
     x = leaf([1.0, 2.0, 3.0])
     y = x * 2
     y[1:] *= torch.tensor([10.0, 100.0], dtype=torch.float64)
@@ -488,7 +488,7 @@ def test_in_place_on_view_of_non_leaf_records_copy_slices():
     assert x.grad.tolist() == [2.0, 20.0, 200.0]
 
 
-def test_setitem_of_a_value_requiring_grad_into_a_clone():
+def test_setitem_of_a_value_requiring_grad_into_a_clone(default_device):
     x = leaf([[1.0, 2.0], [3.0, 4.0]])
     w = leaf([5.0, 6.0])
     y = x.clone()
@@ -498,18 +498,18 @@ def test_setitem_of_a_value_requiring_grad_into_a_clone():
     assert w.grad.tolist() == [10.0, 36.0]
 
 
-def test_gradient_through_a_view_modified_in_place():
+def test_gradient_through_a_view_modified_in_place(default_device):
     x = leaf([1.0, 2.0, 3.0])
     y = x * 1
     v = y[1:]
     v.exp_()
     (y * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [1.0, 2 * np.exp(2.0), 3 * np.exp(3.0)])
+    np.testing.assert_allclose(x.grad.cpu().numpy(), [1.0, 2 * np.exp(2.0), 3 * np.exp(3.0)])
     # the view sees the new history too
     assert v.grad_fn is not None and v.grad_fn is not y.grad_fn
 
 
-def test_in_place_on_base_is_seen_by_gradient_through_earlier_view():
+def test_in_place_on_base_is_seen_by_gradient_through_earlier_view(default_device):
     x = leaf([1.0, 2.0])
     y = x * 1
     v = y.view(2)
@@ -531,7 +531,7 @@ class _Identity(Function):
         return g
 
 
-def test_backward_through_a_100000_op_chain():
+def test_backward_through_a_100000_op_chain(default_device):
     x = leaf([1.0])
     y = x
     for _ in range(100_000):
@@ -560,7 +560,7 @@ class MultiplyAdd(Function):
         return grad_w, grad_x, grad_output
 
 
-def test_custom_function_multiply_add():
+def test_custom_function_multiply_add(default_device):
     w, x, b = leaf([2.0]), torch.tensor([3.0], dtype=torch.float64), leaf([1.0])
     y = MultiplyAdd.apply(w, x, b)
     assert y.tolist() == [7.0]
@@ -570,7 +570,7 @@ def test_custom_function_multiply_add():
     assert w.grad.tolist() == [3.0] and x.grad is None and b.grad.tolist() == [1.0]
 
 
-def test_custom_function_forward_runs_without_recording():
+def test_custom_function_forward_runs_without_recording(default_device):
     inside = []
 
     class Probe(Function):
@@ -588,7 +588,7 @@ def test_custom_function_forward_runs_without_recording():
     assert inside == [(False, False)] and y.requires_grad
 
 
-def test_custom_function_next_functions_only_for_tensor_arguments():
+def test_custom_function_next_functions_only_for_tensor_arguments(default_device):
     class Scale(Function):
         @staticmethod
         def forward(ctx, a, k, b):
@@ -609,7 +609,7 @@ def test_custom_function_next_functions_only_for_tensor_arguments():
     assert a.grad.tolist() == [3.0]
 
 
-def test_custom_function_returning_too_many_gradients_raises():
+def test_custom_function_returning_too_many_gradients_raises(default_device):
     class Bad(Function):
         @staticmethod
         def forward(ctx, a):
@@ -623,7 +623,7 @@ def test_custom_function_returning_too_many_gradients_raises():
         Bad.apply(leaf([1.0])).backward()
 
 
-def test_mark_dirty_in_place_custom_function():
+def test_mark_dirty_in_place_custom_function(default_device):
     class AddOne(Function):
         @staticmethod
         def forward(ctx, x):
@@ -647,7 +647,7 @@ def test_mark_dirty_in_place_custom_function():
         AddOne.apply(leaf([1.0]))
 
 
-def test_mark_non_differentiable_output():
+def test_mark_non_differentiable_output(default_device):
     class WithIndex(Function):
         @staticmethod
         def forward(ctx, x):
@@ -667,7 +667,7 @@ def test_mark_non_differentiable_output():
     assert x.grad.tolist() == [2.0, 2.0]
 
 
-def test_set_materialize_grads_false_passes_none():
+def test_set_materialize_grads_false_passes_none(default_device):
     class TwoOut(Function):
         @staticmethod
         def forward(ctx, x):
@@ -691,7 +691,7 @@ def test_set_materialize_grads_false_passes_none():
     assert x.grad.tolist() == [2.0]
 
 
-def test_once_differentiable_backward_is_not_recorded():
+def test_once_differentiable_backward_is_not_recorded(default_device):
     class Square(Function):
         @staticmethod
         def forward(ctx, x):
@@ -709,12 +709,12 @@ def test_once_differentiable_backward_is_not_recorded():
     assert g.tolist() == [6.0] and not g.requires_grad
 
 
-def test_legacy_function_instance_raises():
+def test_legacy_function_instance_raises(default_device):
     with pytest.raises(RuntimeError, match="Legacy autograd function"):
         MultiplyAdd()
 
 
-def test_custom_function_returning_an_input_gives_a_new_tensor():
+def test_custom_function_returning_an_input_gives_a_new_tensor(default_device):
     class Id(Function):
         @staticmethod
         def forward(ctx, x):
@@ -734,7 +734,7 @@ def test_custom_function_returning_an_input_gives_a_new_tensor():
 # ---------------------------------------------------------------------------
 # graph structure
 # ---------------------------------------------------------------------------
-def test_grad_fn_names_and_next_functions():
+def test_grad_fn_names_and_next_functions(default_device):
     x = torch.tensor([[1.0, 2.0]], requires_grad=True)
     y = (x * 2 + 1).sum()
     assert y.grad_fn.name() == "SumBackward0"
@@ -747,13 +747,13 @@ def test_grad_fn_names_and_next_functions():
     assert acc.next_functions == ()
 
 
-def test_accumulate_grad_node_is_shared_by_uses_of_a_leaf():
+def test_accumulate_grad_node_is_shared_by_uses_of_a_leaf(default_device):
     x = leaf([1.0])
     a, b = x * 2, x * 3
     assert a.grad_fn.next_functions[0][0] is b.grad_fn.next_functions[0][0]
 
 
-def test_output_nr_of_multi_output_function():
+def test_output_nr_of_multi_output_function(default_device):
     x = torch.tensor([[1.0, 5.0], [7.0, 2.0]], requires_grad=True)
     values, indices = x.max(1)
     assert values.grad_fn.name() == "MaxBackward0"
@@ -780,13 +780,13 @@ def test_output_nr_of_multi_output_function():
     ("x.repeat(2, 1)", "RepeatBackward0"), ("2 / x", "MulBackward0"),
     ("minitorch.stack([x, x])", "StackBackward0"),
 ])
-def test_grad_fn_names_match_pytorch(expr, name):
+def test_grad_fn_names_match_pytorch(default_device, expr, name):
     x = torch.ones(2, 3, requires_grad=True)
     y = eval(expr, {"x": x, "minitorch": torch})
     assert y.grad_fn.name() == name
 
 
-def test_graph_is_freed_when_outputs_die():
+def test_graph_is_freed_when_outputs_die(default_device):
     x = leaf([1.0])
     y = x * 2
     ref = weakref.ref(y.grad_fn)
@@ -798,7 +798,7 @@ def test_graph_is_freed_when_outputs_die():
 # ---------------------------------------------------------------------------
 # anomaly detection
 # ---------------------------------------------------------------------------
-def test_detect_anomaly_names_the_backward_of_the_forward_op():
+def test_detect_anomaly_names_the_backward_of_the_forward_op(default_device):
     x = leaf([0.0, 1.0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -809,7 +809,7 @@ def test_detect_anomaly_names_the_backward_of_the_forward_op():
                 (y * 0).sum().backward()
 
 
-def test_detect_anomaly_warns_with_forward_traceback():
+def test_detect_anomaly_warns_with_forward_traceback(default_device):
     x = leaf([0.0, 1.0])
     with torch.autograd.detect_anomaly():
         y = x / x
@@ -818,14 +818,14 @@ def test_detect_anomaly_warns_with_forward_traceback():
                 y.sum().backward()
 
 
-def test_without_anomaly_detection_nan_gradients_pass_silently():
+def test_without_anomaly_detection_nan_gradients_pass_silently(default_device):
     x = leaf([0.0, 1.0])
     (x.sqrt() * 0).sum().backward()
-    assert np.isnan(x.grad.numpy()[0])
+    assert np.isnan(x.grad.cpu().numpy()[0])
     assert not torch.autograd.is_anomaly_enabled()
 
 
-def test_detect_anomaly_as_decorator_and_set_detect_anomaly():
+def test_detect_anomaly_as_decorator_and_set_detect_anomaly(default_device):
     @torch.autograd.detect_anomaly()
     def f():
         return torch.autograd.is_anomaly_enabled()
@@ -864,7 +864,7 @@ def test_autograd_through_broadcast_views_and_indexing_on_every_device(device):
     check(g2, 6 * bn, device, rtol=1e-10)
 
 
-def test_a_leafs_accumulation_runs_as_soon_as_its_gradient_is_ready():
+def test_a_leafs_accumulation_runs_as_soon_as_its_gradient_is_ready(default_device):
     """As in PyTorch, AccumulateGrad runs before other ready nodes, every step.
 
     A leaf's accumulator node is made once and reused, so ordering by creation

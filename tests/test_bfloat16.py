@@ -23,11 +23,11 @@ def _reference_round(x: float) -> float:
 
 @settings(max_examples=200, deadline=None)
 @given(st.floats(width=32, allow_nan=False, allow_infinity=False))
-def test_rounding_is_round_to_nearest_even(x):
+def test_rounding_is_round_to_nearest_even(default_device, x):
     assert round_array(np.array([x], dtype=np.float32))[0] == _reference_round(x)
 
 
-def test_values_match_pytorch_examples():
+def test_values_match_pytorch_examples(default_device):
     b = torch.tensor([1.001, 1 / 3, 3.14159, -2.71828, 1e-40, 65504.0, 3.4e38],
                      dtype=torch.bfloat16)
     assert b.tolist() == [1.0, 0.333984375, 3.140625, -2.71875, 9.183549615799121e-41,
@@ -37,6 +37,7 @@ def test_values_match_pytorch_examples():
     assert torch.tensor([float("nan")], dtype=torch.bfloat16).isnan().item()
 
 
+@pytest.mark.cpu_only("CPU type strings (cuda's: test_cuda.py)")
 def test_dtype_properties_promotion_and_conversion():
     bf = torch.bfloat16
     assert bf.is_floating_point and bf.itemsize == 2
@@ -55,24 +56,24 @@ def test_dtype_properties_promotion_and_conversion():
         x.numpy()
 
 
-def test_every_write_rounds():
+def test_every_write_rounds(default_device):
     q = torch.ones(3, dtype=torch.bfloat16)
     q.add_(0.001)                                    # 1.001 rounds back to 1
     assert q.tolist() == [1.0, 1.0, 1.0]
     q[0] = 1 / 3
     assert q.tolist()[0] == 0.333984375
     assert torch.full((2,), 3.14159, dtype=torch.bfloat16).tolist() == [3.140625] * 2
-    r = torch.rand(100, dtype=torch.bfloat16).to(torch.float32).numpy()
+    r = torch.rand(100, dtype=torch.bfloat16).to(torch.float32).cpu().numpy()
     np.testing.assert_array_equal(r, round_array(r))
 
 
-def test_ops_and_gradients():
+def test_ops_and_gradients(default_device):
     p = torch.ones(3, dtype=torch.bfloat16, requires_grad=True)
     (p * 1.5).sum().backward()
     assert p.grad.dtype is torch.bfloat16 and p.grad.tolist() == [1.5, 1.5, 1.5]
 
 
-def test_ops_match_pytorch():
+def test_ops_match_pytorch(default_device):
     real = pytest.importorskip("torch")
     rng = np.random.default_rng(0)
     a = rng.standard_normal((3, 4)).astype(np.float32)
@@ -83,10 +84,10 @@ def test_ops_match_pytorch():
                          (x.sum(1), rx.sum(1)), (x * 0.1 + 1, rx * 0.1 + 1), (x / 3, rx / 3)]:
         assert mine.dtype is torch.bfloat16
         np.testing.assert_array_equal(np.array(mine.float().tolist(), dtype=np.float32),
-                                      theirs.float().numpy())
+                                      theirs.float().cpu().numpy())
 
 
-def test_optimizer_steps_save_and_load_keep_bfloat16(tmp_path):
+def test_optimizer_steps_save_and_load_keep_bfloat16(default_device, tmp_path):
     p = torch.nn.Parameter(torch.tensor([1.0, 2.0, 3.0], dtype=torch.bfloat16))
     opt = torch.optim.SGD([p], lr=0.0123)
     (p * p).sum().backward()

@@ -22,24 +22,24 @@ def _grads(net, run, x):
     torch.manual_seed(7)                     # the same dropout masks in every variant
     out = run(x)
     out.sum().backward()
-    return out.detach().numpy(), [p.grad.numpy().copy() for p in net.parameters()]
+    return out.detach().cpu().numpy(), [p.grad.cpu().numpy().copy() for p in net.parameters()]
 
 
 @pytest.mark.parametrize("use_reentrant", [True, False])
-def test_checkpoint_gradients_equal_plain_backward_with_dropout(use_reentrant):
+def test_checkpoint_gradients_equal_plain_backward_with_dropout(default_device, use_reentrant):
     net = _net()
     x = torch.randn(5, 3, requires_grad=True)
     out0, g0 = _grads(net, net, x)
-    gx0 = x.grad.numpy().copy()
+    gx0 = x.grad.cpu().numpy().copy()
     x.grad = None
     out1, g1 = _grads(net, lambda v: checkpoint(net, v, use_reentrant=use_reentrant), x)
     np.testing.assert_allclose(out1, out0)
     for a, b in zip(g0, g1):
         np.testing.assert_allclose(a, b, rtol=1e-6)
-    np.testing.assert_allclose(x.grad.numpy(), gx0, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), gx0, rtol=1e-6)
 
 
-def test_checkpoint_sequential_matches():
+def test_checkpoint_sequential_matches(default_device):
     net = _net()
     x = torch.randn(4, 3)
     _, g0 = _grads(net, net, x)
@@ -48,7 +48,7 @@ def test_checkpoint_sequential_matches():
         np.testing.assert_allclose(a, b, rtol=1e-6)
 
 
-def test_forward_keeps_no_graph_inside():
+def test_forward_keeps_no_graph_inside(default_device):
     seen = []
 
     def block(v):
@@ -62,16 +62,16 @@ def test_forward_keeps_no_graph_inside():
     assert y.grad_fn.name() == "CheckpointFunctionBackward"
     y.sum().backward()
     assert len(seen) == 2                             # block ran again in backward
-    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * np.exp([1.0, 2.0]), rtol=1e-6)
 
 
-def test_non_reentrant_reaches_parameters_when_no_input_requires_grad():
+def test_non_reentrant_reaches_parameters_when_no_input_requires_grad(default_device):
     lin = torch.nn.Linear(2, 1)
     checkpoint(lin, torch.ones(1, 2), use_reentrant=False).sum().backward()
     assert lin.weight.grad.tolist() == [[1.0, 1.0]]
 
 
-def test_arguments_and_warnings():
+def test_arguments_and_warnings(default_device):
     x = torch.ones(2, requires_grad=True)
     with pytest.warns(UserWarning, match="use_reentrant parameter should be passed"):
         checkpoint(lambda v: v * 2, x)

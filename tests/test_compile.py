@@ -28,7 +28,7 @@ pytestmark = pytest.mark.autograd
 
 
 def _close(a, b, tol=1e-6):
-    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy(), rtol=tol, atol=tol)
 
 
 def _grads(fn, *inputs):
@@ -47,7 +47,7 @@ def _chain(x, w, b):
     return minitorch.tanh(y) * 2 - y.exp() / 3
 
 
-def test_a_chain_of_elementwise_ops_becomes_one_fused_op_with_eager_values_and_grads():
+def test_a_chain_of_elementwise_ops_becomes_one_fused_op_with_eager_values_and_grads(default_device):
     minitorch.manual_seed(0)
     x = minitorch.randn(16, 10, requires_grad=True)
     w = minitorch.randn(10, requires_grad=True)          # broadcast along the rows
@@ -85,7 +85,7 @@ def test_fusion_runs_on_every_device_with_its_own_generated_kernel(device):
     assert ("cuda.grid(1)" in source) == (device == "cuda")
 
 
-def test_fused_gradients_pass_a_float64_finite_difference_check():
+def test_fused_gradients_pass_a_float64_finite_difference_check(default_device):
     x = minitorch.rand(5, 3, dtype=minitorch.float64, requires_grad=True)
     w = minitorch.rand(3, dtype=minitorch.float64, requires_grad=True)
     b = minitorch.rand(5, 1, dtype=minitorch.float64, requires_grad=True)
@@ -115,7 +115,7 @@ def _unary_cases():
     return cases
 
 
-def test_every_fusable_unary_op_matches_its_eager_value_and_derivative():
+def test_every_fusable_unary_op_matches_its_eager_value_and_derivative(default_device):
     cases = _unary_cases()
     assert {c[0].op for c in cases} == set(fusion_program.UNARY_DERIVATIVES)
 
@@ -150,7 +150,7 @@ _UNARY = [minitorch.tanh, minitorch.sigmoid, minitorch.relu, minitorch.sin,
 @settings(max_examples=6, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 9), st.integers(0, 2)),
                 min_size=2, max_size=8))
-def test_random_elementwise_programs_agree_with_eager(steps):
+def test_random_elementwise_programs_agree_with_eager(default_device, steps):
     """Random chains over three inputs (one broadcast), float64: values and all gradients."""
     rng = np.random.default_rng(len(steps))
     x = minitorch.tensor(rng.normal(size=(4, 3)), requires_grad=True)
@@ -176,7 +176,7 @@ def test_random_elementwise_programs_agree_with_eager(steps):
             _close(g, e, 1e-10)
 
 
-def test_values_used_after_the_run_are_outputs_of_the_fused_op():
+def test_values_used_after_the_run_are_outputs_of_the_fused_op(default_device):
     def f(x):
         y = x * 2 + 1            # fused with the next op, and used later
         z = y.tanh()
@@ -193,7 +193,7 @@ def test_values_used_after_the_run_are_outputs_of_the_fused_op():
     assert [len(fusion.programs(graph)[0].outputs)] == [2]
 
 
-def test_non_contiguous_or_mixed_dtype_operands_are_not_fused_and_stay_correct():
+def test_non_contiguous_or_mixed_dtype_operands_are_not_fused_and_stay_correct(default_device):
     def f(x, h):
         return (x.t() * 2).exp() + h.float().sum()
 
@@ -206,7 +206,7 @@ def test_non_contiguous_or_mixed_dtype_operands_are_not_fused_and_stay_correct()
     assert out.stride() == f(x, h).stride()
 
 
-def test_a_fused_kernel_is_a_file_on_disk_and_a_second_process_loads_it(tmp_path):
+def test_a_fused_kernel_is_a_file_on_disk_and_a_second_process_loads_it(default_device, tmp_path):
     """The generated source is cached like every kernel: the second process compiles nothing."""
     script = (
         "import minitorch, numba\n"
@@ -229,7 +229,7 @@ def test_a_fused_kernel_is_a_file_on_disk_and_a_second_process_loads_it(tmp_path
     assert int(runs[1].stdout.split()[-1]) == 0      # loaded them from the disk cache
 
 
-def test_generated_source_shows_the_kernel_a_student_can_read():
+def test_generated_source_shows_the_kernel_a_student_can_read(default_device):
     compiled = minitorch.compile(lambda x, y: (x * y).exp() + 1)
     with pytest.raises(ValueError, match="call the compiled function first"):
         minitorch.compiler.generated_source(compiled)
@@ -249,7 +249,7 @@ def _mlp():
     return nn.Sequential(nn.Flatten(), nn.Linear(12, 8), nn.Tanh(), nn.Linear(8, 3))
 
 
-def test_compiled_module_trains_exactly_as_the_eager_one():
+def test_compiled_module_trains_exactly_as_the_eager_one(default_device):
     x = minitorch.randn(6, 3, 4)
     y = minitorch.tensor([0, 1, 2, 0, 1, 2])
     losses = []
@@ -268,7 +268,7 @@ def test_compiled_module_trains_exactly_as_the_eager_one():
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-6)
 
 
-def test_optimized_module_has_pytorchs_shape():
+def test_optimized_module_has_pytorchs_shape(default_device):
     model = _mlp()
     compiled = minitorch.compile(model)
     assert isinstance(compiled, minitorch.compiler.OptimizedModule)
@@ -281,7 +281,7 @@ def test_optimized_module_has_pytorchs_shape():
                                            "_orig_mod.3.weight", "_orig_mod.3.bias"]
 
 
-def test_guards_trace_again_for_new_shapes_modes_and_flags():
+def test_guards_trace_again_for_new_shapes_modes_and_flags(default_device):
     model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.ReLU())
     compiled = minitorch.compile(model)
     traces = compiled._compiled.graphs
@@ -304,7 +304,7 @@ def test_guards_trace_again_for_new_shapes_modes_and_flags():
     _close(out, model(x))
 
 
-def test_dropout_draws_new_numbers_on_every_replay():
+def test_dropout_draws_new_numbers_on_every_replay(default_device):
     model = nn.Sequential(nn.Linear(4, 64), nn.Dropout(0.5))
     compiled = minitorch.compile(model)
     x = minitorch.randn(2, 4)
@@ -315,10 +315,10 @@ def test_dropout_draws_new_numbers_on_every_replay():
     minitorch.manual_seed(3)
     expected = model(x)
     _close(a, expected)                                # same seed: the eager numbers
-    assert not np.allclose(a.detach().numpy(), b.detach().numpy())
+    assert not np.allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy())
 
 
-def test_factories_inside_the_function_run_again_on_replay():
+def test_factories_inside_the_function_run_again_on_replay(default_device):
     def f(x):
         h = minitorch.zeros(x.shape[0], 3)
         noise = minitorch.randn_like(x)
@@ -340,7 +340,7 @@ def test_factories_inside_the_function_run_again_on_replay():
     (lambda x: x.clone().add_(1) * 2, None),            # in-place ops are recorded
     (lambda x: (x * 2).detach() + 1, None),
 ])
-def test_what_cannot_be_traced_runs_eagerly_and_fullgraph_says_why(body, reason):
+def test_what_cannot_be_traced_runs_eagerly_and_fullgraph_says_why(default_device, body, reason):
     x = minitorch.randn(5)
     compiled = minitorch.compile(body)
     _close(compiled(x), body(x))
@@ -354,7 +354,7 @@ def test_what_cannot_be_traced_runs_eagerly_and_fullgraph_says_why(body, reason)
     assert issubclass(minitorch.compiler.Unsupported, RuntimeError)
 
 
-def test_backward_inside_the_function_and_hooks_run_eagerly():
+def test_backward_inside_the_function_and_hooks_run_eagerly(default_device):
     w = minitorch.randn(3, requires_grad=True)
 
     def step(x):
@@ -375,7 +375,7 @@ def test_backward_inside_the_function_and_hooks_run_eagerly():
     assert "has hooks" in minitorch.compiler.explain(compiled)
 
 
-def test_a_changed_argument_value_or_parameter_is_seen():
+def test_a_changed_argument_value_or_parameter_is_seen(default_device):
     def f(x, k):
         return x * k + 1
 
@@ -394,7 +394,7 @@ def test_a_changed_argument_value_or_parameter_is_seen():
     _close(cm(xs), model(xs))
 
 
-def test_cache_size_limit_stops_tracing_with_a_warning(monkeypatch):
+def test_cache_size_limit_stops_tracing_with_a_warning(default_device, monkeypatch):
     monkeypatch.setattr(minitorch.compiler, "cache_size_limit", 2)
     compiled = minitorch.compile(lambda x: x * 2 + 1)
     with warnings.catch_warnings(record=True) as caught:
@@ -405,7 +405,7 @@ def test_cache_size_limit_stops_tracing_with_a_warning(monkeypatch):
     assert sum("cache_size_limit" in str(w.message) for w in caught) == 1
 
 
-def test_compile_api_arguments_are_checked_as_pytorch_does():
+def test_compile_api_arguments_are_checked_as_pytorch_does(default_device):
     f = lambda x: x + 1  # noqa: E731
     with pytest.raises(RuntimeError, match="Either mode or options"):
         minitorch.compile(f, mode="default", options={})
@@ -431,7 +431,7 @@ def test_compile_api_arguments_are_checked_as_pytorch_does():
     assert "0 fused program" in minitorch.compiler.explain(g)   # backend="eager": no fusion
 
 
-def test_op_source_copies_one_branch_of_the_scalar_ops_switch():
+def test_op_source_copies_one_branch_of_the_scalar_ops_switch(default_device):
     assert fusion_program.op_source("unary", scalar_ops.EXP) == "    return math.exp(x)"
     assert fusion_program.op_source("arith", scalar_ops.MUL) == "    return x * y"
     clamp = fusion_program.op_source("unary", scalar_ops.HARDTANH)
@@ -440,7 +440,7 @@ def test_op_source_copies_one_branch_of_the_scalar_ops_switch():
         compile("def f(x, p0, p1):\n" + fusion_program.op_source("unary", op), "op", "exec")
 
 
-def test_in_place_updates_replay_batchnorm_statistics_included():
+def test_in_place_updates_replay_batchnorm_statistics_included(default_device):
     def make():
         minitorch.manual_seed(0)
         return nn.Sequential(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
@@ -462,7 +462,7 @@ def test_in_place_updates_replay_batchnorm_statistics_included():
     assert model[1].num_batches_tracked.item() == 3
 
 
-def test_an_untraceable_call_still_runs_once():
+def test_an_untraceable_call_still_runs_once(default_device):
     calls = []
 
     def f(x, stats):
@@ -484,7 +484,7 @@ def test_an_untraceable_call_still_runs_once():
     _close(out, model(minitorch.ones(2, 4)))
 
 
-def test_structured_inputs_and_outputs_and_the_flags_of_the_results():
+def test_structured_inputs_and_outputs_and_the_flags_of_the_results(default_device):
     def f(pair, scale, *, bias):
         a, b = pair
         return {"sum": a * scale + b, "parts": (a.exp(), b.long())}, bias + 1
@@ -504,7 +504,7 @@ def test_structured_inputs_and_outputs_and_the_flags_of_the_results():
     assert not plain["sum"].requires_grad and plain["sum"].grad_fn is None
 
 
-def test_a_transposed_input_is_a_new_kind_of_input():
+def test_a_transposed_input_is_a_new_kind_of_input(default_device):
     compiled = minitorch.compile(lambda x: (x * 2).exp() + 1)
     x = minitorch.randn(4, 3)
     compiled(x)
@@ -514,7 +514,7 @@ def test_a_transposed_input_is_a_new_kind_of_input():
     assert out.stride() == ((x.t().contiguous().t() * 2).exp() + 1).stride()
 
 
-def test_an_rnn_with_its_hidden_state_compiles():
+def test_an_rnn_with_its_hidden_state_compiles(default_device):
     minitorch.manual_seed(2)
     rnn = nn.GRU(4, 5, batch_first=True)
     compiled = minitorch.compile(rnn)
@@ -527,7 +527,7 @@ def test_an_rnn_with_its_hidden_state_compiles():
     _close(h_n, h_expected)
 
 
-def test_flags_and_tensor_hooks_set_inside_the_function_are_set_on_every_replay():
+def test_flags_and_tensor_hooks_set_inside_the_function_are_set_on_every_replay(default_device):
     seen = []
 
     def f(x):
@@ -548,7 +548,7 @@ def test_flags_and_tensor_hooks_set_inside_the_function_are_set_on_every_replay(
     assert "runs eagerly" not in minitorch.compiler.explain(compiled)
 
 
-def test_an_error_while_tracing_is_the_eager_error_and_leaves_no_recorder_behind():
+def test_an_error_while_tracing_is_the_eager_error_and_leaves_no_recorder_behind(default_device):
     compiled = minitorch.compile(lambda x: x.view(7) * 2)
     with pytest.raises(RuntimeError, match="invalid for input of size"):
         compiled(minitorch.ones(6))
@@ -557,7 +557,7 @@ def test_an_error_while_tracing_is_the_eager_error_and_leaves_no_recorder_behind
     _close(compiled(minitorch.ones(7)), minitorch.ones(7) * 2)
 
 
-def test_relu_then_max_pool_is_rewritten_as_max_pool_then_relu_with_equal_gradients():
+def test_relu_then_max_pool_is_rewritten_as_max_pool_then_relu_with_equal_gradients(default_device):
     def make():
         minitorch.manual_seed(4)
         return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),

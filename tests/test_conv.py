@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import minitorch as torch
-from device_checks import check, cuda_usable, host, on
+from device_checks import check, cuda_usable, gradcheck, gradgradcheck, host, on
 from minitorch.nn import functional as F
 
 pytestmark = pytest.mark.nn
@@ -37,7 +37,7 @@ def conv2d_ref(x, w, b, stride, padding, dilation, groups):
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 2), st.sampled_from([1, 2]), st.integers(1, 3), st.integers(1, 3),
        st.integers(0, 2), st.integers(1, 2), st.integers(1, 2), st.booleans(), st.data())
-def test_conv2d_matches_reference(n, groups, cg, og, pad, stride, dil, bias, data):
+def test_conv2d_matches_reference(default_device, n, groups, cg, og, pad, stride, dil, bias, data):
     kh = data.draw(st.integers(1, 3))
     kw = data.draw(st.integers(1, 3))
     h = data.draw(st.integers(dil * (kh - 1) + 1, 7))
@@ -48,32 +48,32 @@ def test_conv2d_matches_reference(n, groups, cg, og, pad, stride, dil, bias, dat
     b = rng.standard_normal(og * groups) if bias else None
     out = F.conv2d(torch.tensor(x), torch.tensor(wt), None if b is None else torch.tensor(b),
                    stride, pad, dil, groups)
-    np.testing.assert_allclose(out.numpy(), conv2d_ref(x, wt, b, (stride, stride), (pad, pad),
+    np.testing.assert_allclose(out.cpu().numpy(), conv2d_ref(x, wt, b, (stride, stride), (pad, pad),
                                                       (dil, dil), groups), rtol=1e-10,
                                atol=1e-10)
 
 
-def test_conv_gradcheck_and_double_backward():
+def test_conv_gradcheck_and_double_backward(default_device):
     rng = np.random.default_rng(1)
     x = torch.tensor(rng.standard_normal((2, 2, 5, 4)), requires_grad=True)
     w = torch.tensor(rng.standard_normal((3, 2, 3, 2)), requires_grad=True)
     b = torch.tensor(rng.standard_normal(3), requires_grad=True)
-    assert torch.autograd.gradcheck(lambda x, w, b: F.conv2d(x, w, b, 2, 1), (x, w, b))
-    assert torch.autograd.gradgradcheck(lambda x, w: F.conv2d(x, w, padding=1), (x, w))
+    assert gradcheck(lambda x, w, b: F.conv2d(x, w, b, 2, 1), (x, w, b))
+    assert gradgradcheck(lambda x, w: F.conv2d(x, w, padding=1), (x, w))
 
 
-def test_pooling_against_numpy_and_gradients():
+def test_pooling_against_numpy_and_gradients(default_device):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((2, 3, 6, 6))
-    out = F.max_pool2d(torch.tensor(x), 2).numpy()
+    out = F.max_pool2d(torch.tensor(x), 2).cpu().numpy()
     np.testing.assert_allclose(out, x.reshape(2, 3, 3, 2, 3, 2).max(axis=(3, 5)))
-    avg = F.avg_pool2d(torch.tensor(x), 3).numpy()
+    avg = F.avg_pool2d(torch.tensor(x), 3).cpu().numpy()
     np.testing.assert_allclose(avg, x.reshape(2, 3, 2, 3, 2, 3).mean(axis=(3, 5)))
-    ad = F.adaptive_avg_pool2d(torch.tensor(x), (1, 1)).numpy()
+    ad = F.adaptive_avg_pool2d(torch.tensor(x), (1, 1)).cpu().numpy()
     np.testing.assert_allclose(ad[..., 0, 0], x.mean(axis=(2, 3)))
     t = torch.tensor(x, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda t: F.max_pool2d(t, 3, 2, 1), (t,))
-    assert torch.autograd.gradcheck(lambda t: F.avg_pool2d(t, 2, 1, 1,
+    assert gradcheck(lambda t: F.max_pool2d(t, 3, 2, 1), (t,))
+    assert gradcheck(lambda t: F.avg_pool2d(t, 2, 1, 1,
                                                            count_include_pad=False), (t,))
 
 
@@ -114,7 +114,7 @@ def test_conv_and_pooling_forward_and_backward_match_pytorch(device):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_conv_errors():
+def test_conv_errors(default_device):
     with pytest.raises(RuntimeError, match="channels"):
         F.conv2d(torch.zeros(1, 3, 5, 5), torch.zeros(2, 2, 3, 3))
     with pytest.raises(RuntimeError, match="Output size is too small"):
@@ -126,7 +126,7 @@ def test_conv_errors():
 @pytest.mark.cuda
 @pytest.mark.parametrize("geometry", [(2, 2, 5, 4, 3, 2, 2, 1, 1, 0, 1, 2),
                                       (2, 3, 3, 5, 3, 3, 1, 2, 2, 1, 2, 1)])
-def test_gpu_columns_are_the_cpu_columns_bit_for_bit(geometry):
+def test_gpu_columns_are_the_cpu_columns_bit_for_bit(default_device, geometry):
     # The GPU's im2col/col2im run the course's CPU im2col (task 4.2) once, on an image of
     # pixel numbers, and gather by that map; col2im adds in the CPU's order.  (~3 s.)
     if not cuda_usable():

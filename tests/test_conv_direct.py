@@ -15,7 +15,8 @@ from minitorch.backends.cpu import conv as conv_kernels
 from minitorch.nn import functional as F
 from minitorch.ops import conv as conv_ops
 
-pytestmark = pytest.mark.nn
+pytestmark = [pytest.mark.nn,
+              pytest.mark.cpu_only("the CPU's direct convolution kernels: the GPU has none")]
 
 
 @pytest.fixture

@@ -20,14 +20,14 @@ floats = st.floats(-10, 10, allow_nan=False, width=32)
 
 @settings(max_examples=40, deadline=None)
 @given(hnp.arrays(np.float32, shapes, elements=floats), st.data())
-def test_binary_broadcast_matches_numpy(a, data):
+def test_binary_broadcast_matches_numpy(default_device, a, data):
     bshape = data.draw(hnp.broadcastable_shapes(a.shape, max_dims=3, max_side=4))
     b = data.draw(hnp.arrays(np.float32, bshape, elements=floats))
     ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-    np.testing.assert_allclose((ta + tb).numpy(), a + b, rtol=1e-6)
-    np.testing.assert_allclose((ta * tb).numpy(), a * b, rtol=1e-6)
-    np.testing.assert_allclose((ta - 2.5).numpy(), a - 2.5, rtol=1e-6)
-    np.testing.assert_array_equal((ta < tb).numpy(), a < b)
+    np.testing.assert_allclose((ta + tb).cpu().numpy(), a + b, rtol=1e-6)
+    np.testing.assert_allclose((ta * tb).cpu().numpy(), a * b, rtol=1e-6)
+    np.testing.assert_allclose((ta - 2.5).cpu().numpy(), a - 2.5, rtol=1e-6)
+    np.testing.assert_array_equal((ta < tb).cpu().numpy(), a < b)
 
 
 @pytest.mark.parametrize("a_shape, b_shape", [((), (3,)), ((2, 1, 3), (4, 1)), ((0, 3), (1,)),
@@ -47,17 +47,17 @@ def test_binary_broadcast_on_every_device(device, a_shape, b_shape):
 @settings(max_examples=30, deadline=None)
 @given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=5),
                   elements=st.floats(-5, 5)), st.data())
-def test_reductions_match_numpy(a, data):
+def test_reductions_match_numpy(default_device, a, data):
     t = torch.from_numpy(a)
     dim = data.draw(st.integers(0, a.ndim - 1))
-    np.testing.assert_allclose(t.sum(dim).numpy(), a.sum(dim), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(t.sum(dim).cpu().numpy(), a.sum(dim), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(t.sum().item(), a.sum(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(t.sum(dim, keepdim=True).numpy(), a.sum(dim, keepdims=True),
+    np.testing.assert_allclose(t.sum(dim, keepdim=True).cpu().numpy(), a.sum(dim, keepdims=True),
                                rtol=1e-10, atol=1e-12)
     if a.shape[dim] > 0:
-        np.testing.assert_allclose(t.max(dim).values.numpy(), a.max(dim))
-        np.testing.assert_array_equal(t.argmax(dim).numpy(), a.argmax(dim))
-        np.testing.assert_allclose(t.mean(dim).numpy(), a.mean(dim), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(t.max(dim).values.cpu().numpy(), a.max(dim))
+        np.testing.assert_array_equal(t.argmax(dim).cpu().numpy(), a.argmax(dim))
+        np.testing.assert_allclose(t.mean(dim).cpu().numpy(), a.mean(dim), rtol=1e-10, atol=1e-12)
 
 
 def test_transposed_operands(device):
@@ -151,6 +151,7 @@ def test_non_scalar_backward_needs_gradient(device):
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
 
 
+@pytest.mark.cpu_only("the autograd engine's depth (a 100,000-node graph), not a kernel")
 def test_long_chain_no_recursion_limit():
     x = torch.ones(1, requires_grad=True)
     y = x

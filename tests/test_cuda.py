@@ -521,3 +521,30 @@ def test_runtime_device_state():
     assert name == runtime.device_name(0) and isinstance(name, str)
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
         runtime.check_device(torch.cuda.device_count())
+
+
+class _Item:
+    """Just what ``device_checks.not_on_both_devices`` reads of a collected pytest item."""
+
+    def __init__(self, nodeid, markers, fixturenames=()):
+        self.nodeid, self.fixturenames = nodeid, fixturenames
+        self._markers = {m.name: m for m in markers}
+
+    def get_closest_marker(self, name):
+        return self._markers.get(name)
+
+
+def test_an_op_test_runs_on_both_devices_or_says_why_not():
+    from device_checks import not_on_both_devices
+
+    ops, kernels = pytest.mark.ops.mark, pytest.mark.kernels.mark
+    items = [
+        _Item("tests/test_a.py::test_on_both", [ops], ("default_device", "device")),
+        _Item("tests/test_a.py::test_cpu_only", [ops, pytest.mark.cpu_only("why").mark]),
+        _Item("tests/test_a.py::test_silent", [ops]),                         # refused
+        _Item("tests/test_a.py::test_no_reason", [ops, pytest.mark.cpu_only.mark]),  # refused
+        _Item("tests/test_a.py::test_a_kernel", [kernels]),                  # not an op test
+        _Item("tests/course/test_m1.py::test_task", [ops]),                 # a course task's
+    ]
+    assert not_on_both_devices(items) == ["tests/test_a.py::test_silent",
+                                          "tests/test_a.py::test_no_reason"]

@@ -8,6 +8,7 @@ import minitorch as torch
 pytestmark = pytest.mark.tensor
 
 
+@pytest.mark.cpu_only("DLPack with NumPy and PyTorch's CPU build shares CPU memory")
 def test_numpy_imports_a_tensor_and_shares_memory():
     t = torch.arange(6.0).reshape(2, 3)
     a = np.from_dlpack(t)
@@ -17,7 +18,7 @@ def test_numpy_imports_a_tensor_and_shares_memory():
     assert t.__dlpack_device__() == (1, 0)
 
 
-def test_from_dlpack_of_numpy_shares_memory_and_keeps_strides():
+def test_from_dlpack_of_numpy_shares_memory_and_keeps_strides(default_device):
     a = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]
     t = torch.from_dlpack(a)
     assert t.dtype is torch.int32 and t.shape == (3, 2) and t.stride() == (4, 2)
@@ -25,6 +26,7 @@ def test_from_dlpack_of_numpy_shares_memory_and_keeps_strides():
     assert a[0, 1] == -5
 
 
+@pytest.mark.cpu_only("DLPack with NumPy and PyTorch's CPU build shares CPU memory")
 def test_views_and_dtypes_round_trip():
     for t in (torch.arange(6.0).reshape(2, 3).t(), torch.tensor([True, False]),
               torch.arange(4, dtype=torch.int64), torch.ones(2, dtype=torch.float16)):
@@ -33,11 +35,12 @@ def test_views_and_dtypes_round_trip():
         assert back.data_ptr() == t.data_ptr()
 
 
-def test_requires_grad_is_refused_like_pytorch():
+def test_requires_grad_is_refused_like_pytorch(default_device):
     with pytest.raises(RuntimeError, match="require gradient"):
         torch.ones(2, requires_grad=True).__dlpack__()
 
 
+@pytest.mark.cpu_only("DLPack with NumPy and PyTorch's CPU build shares CPU memory")
 def test_pytorch_both_ways():
     real = pytest.importorskip("torch")
     t = torch.arange(6.0).reshape(2, 3)

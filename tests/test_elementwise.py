@@ -76,7 +76,7 @@ def _arrays(draw, shape, domain, np_dtype):
 def check(got, want, dtype_name, tdtype):
     assert got.dtype is tdtype
     assert got.shape == np.shape(want)
-    np.testing.assert_allclose(got.numpy().astype(np.float64), np.asarray(want, np.float64),
+    np.testing.assert_allclose(got.cpu().numpy().astype(np.float64), np.asarray(want, np.float64),
                                equal_nan=True, **TOL[dtype_name])
 
 
@@ -152,12 +152,12 @@ UNARY = [
 @pytest.mark.parametrize("dtype_name", ["float32", "float64"])
 @SETTINGS
 @given(data=st.data())
-def test_unary_ops_match_numpy(name, fn, ref, domain, dtype_name, data):
+def test_unary_ops_match_numpy(default_device, name, fn, ref, domain, dtype_name, data):
     arr, t = data.draw(operand(domain, dtype_name))
     got = fn(t)
     want = ref(arr.astype(np.float64))
     check(got, want, dtype_name, FLOAT_DTYPES[dtype_name][0])
-    np.testing.assert_array_equal(t.numpy(), arr)        # input untouched
+    np.testing.assert_array_equal(t.cpu().numpy(), arr)        # input untouched
 
 
 BINARY = [
@@ -196,7 +196,7 @@ BINARY = [
 @pytest.mark.parametrize("dtype_name", ["float32", "float64"])
 @SETTINGS
 @given(data=st.data())
-def test_binary_ops_broadcast_and_match_numpy(name, fn, ref, da, db, dtype_name, data):
+def test_binary_ops_broadcast_and_match_numpy(default_device, name, fn, ref, da, db, dtype_name, data):
     shape_a = data.draw(SHAPES)
     shape_b = data.draw(hnp.broadcastable_shapes(shape_a, min_dims=0, max_dims=3, min_side=0,
                                                   max_side=4))
@@ -221,7 +221,7 @@ def test_binary_ops_broadcast_and_match_numpy(name, fn, ref, da, db, dtype_name,
                                 "rtruediv"])
 @SETTINGS
 @given(data=st.data())
-def test_operators_with_python_scalars(op, data):
+def test_operators_with_python_scalars(default_device, op, data):
     arr, t = data.draw(operand("pos", "float32"))
     scalar = data.draw(st.sampled_from([2, 0.5, -1.5, True]))
     import operator
@@ -249,7 +249,7 @@ COMPARE = [("eq", torch.eq, np.equal), ("ne", torch.ne, np.not_equal), ("lt", to
 @pytest.mark.parametrize("name, fn, ref", COMPARE, ids=[c[0] for c in COMPARE])
 @SETTINGS
 @given(data=st.data())
-def test_comparisons_and_logic_give_bool(name, fn, ref, data):
+def test_comparisons_and_logic_give_bool(default_device, name, fn, ref, data):
     shape_a = data.draw(SHAPES)
     shape_b = data.draw(hnp.broadcastable_shapes(shape_a, max_dims=3, max_side=4))
     ints = st.integers(-2, 2)
@@ -258,7 +258,7 @@ def test_comparisons_and_logic_give_bool(name, fn, ref, data):
     ta = laid_out(a, data.draw(st.sampled_from(LAYOUTS)), torch.float32)
     got = fn(ta, torch.tensor(b))                   # mixed float32 / int64 operands
     assert got.dtype is torch.bool
-    np.testing.assert_array_equal(got.numpy(), ref(a, b))
+    np.testing.assert_array_equal(got.cpu().numpy(), ref(a, b))
 
 
 def test_comparisons_with_nan_and_scalars(default_device):
@@ -333,13 +333,13 @@ INT_BINARY = [
 @pytest.mark.parametrize("name, fn, ref", INT_BINARY, ids=[i[0] for i in INT_BINARY])
 @SETTINGS
 @given(data=st.data())
-def test_int64_ops_are_exact(name, fn, ref, data):
+def test_int64_ops_are_exact(default_device, name, fn, ref, data):
     shape = data.draw(SHAPES)
     a = data.draw(hnp.arrays(np.int64, shape, elements=st.integers(-50, 50)))
     b = data.draw(hnp.arrays(np.int64, shape, elements=st.integers(1, 9) | st.integers(-9, -1)))
     got = fn(torch.tensor(a), torch.tensor(b))
     assert got.dtype is torch.int64
-    np.testing.assert_array_equal(got.numpy(), ref(a, b))
+    np.testing.assert_array_equal(got.cpu().numpy(), ref(a, b))
 
 
 def test_int64_ops_beyond_float_precision(default_device):
@@ -392,7 +392,7 @@ def test_int64_ops_beyond_float_precision(default_device):
     ("torch.tensor([1, 2], dtype=torch.int32) + torch.tensor([1, 2])", [2, 4], "int64"),
     ("torch.tensor([1, 2]).add(torch.tensor([1, 2]), alpha=2)", [3, 6], "int64"),
 ])
-def test_integer_and_bool_semantics(expr, expected, dtype):
+def test_integer_and_bool_semantics(default_device, expr, expected, dtype):
     got = eval(expr)
     assert got.dtype is getattr(torch, dtype)
     np.testing.assert_allclose(got.tolist(), expected, rtol=1e-6)
@@ -477,7 +477,7 @@ def test_float16_ops_keep_dtype_and_round_like_numpy(default_device):
     (torch.maximum, (torch.ones(2, 3), torch.zeros(3))), (torch.pow, (torch.ones(2, 3), 2.0)),
     (torch.eq, (torch.ones(2, 3), torch.ones(3))),
 ])
-def test_out_argument_writes_in_place(fn, args):
+def test_out_argument_writes_in_place(default_device, fn, args):
     want = fn(*args)
     out = torch.empty(2, 3, dtype=want.dtype)
     ptr = out.data_ptr()
@@ -516,15 +516,16 @@ def test_out_argument_resizing_and_casting(default_device):
     ("sigmoid_", (), lambda a: 1 / (1 + np.exp(-a))), ("floor_", (), np.floor),
     ("fill_", (7,), lambda a: np.full_like(a, 7)), ("zero_", (), np.zeros_like),
 ])
-def test_in_place_methods_through_views(method, args, ref):
+def test_in_place_methods_through_views(default_device, method, args, ref):
     base = torch.arange(1.0, 13.0).view(3, 4)
     view = base[1:, ::2]                                  # strided view into base
-    expected = base.numpy().copy()
+    expected = base.cpu().numpy().copy()
     expected[1:, ::2] = ref(expected[1:, ::2].astype(np.float64))
     ptr, version = view.data_ptr(), view._version
+    args = [a.to(default_device) if isinstance(a, torch.Tensor) else a for a in args]
     assert getattr(view, method)(*args) is view
     assert view.data_ptr() == ptr and view._version > version
-    np.testing.assert_allclose(base.numpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(base.cpu().numpy(), expected, rtol=1e-6)
 
 
 def test_in_place_operators_keep_identity(default_device):

@@ -32,24 +32,24 @@ def same(t, expected) -> bool:
 # ---------------------------------------------------------------------------
 # Values
 # ---------------------------------------------------------------------------
-def test_fmax_fmin_of_integer_tensors():
+def test_fmax_fmin_of_integer_tensors(default_device):
     a, b = torch.tensor([1, 5, 3]), torch.tensor([4, 2, 3])
     assert torch.fmax(a, b).tolist() == [4, 5, 3] and torch.fmax(a, b).dtype is torch.int64
     assert torch.fmin(a, b).tolist() == [1, 2, 3]
 
 
-def test_index_add_of_int64_is_exact():
+def test_index_add_of_int64_is_exact(default_device):
     out = torch.zeros(3, dtype=torch.int64).index_add(0, torch.tensor([0, 2, 0]),
                                                       torch.tensor([2 ** 53 + 1, 5, 7]))
     assert out.tolist() == [2 ** 53 + 8, 0, 5] and out.dtype is torch.int64
 
 
-def test_int64_sum_is_exact():
+def test_int64_sum_is_exact(default_device):
     assert torch.tensor([2 ** 53 + 1, 1]).sum().item() == 2 ** 53 + 2
     assert torch.tensor([2 ** 62, 2 ** 62 - 1, 3]).sum().item() == -9223372036854775806  # wraps
 
 
-def test_rounding_ops_keep_floats_beyond_int64():
+def test_rounding_ops_keep_floats_beyond_int64(default_device):
     x = torch.tensor([1e20, -1e20, 1e300, INF, -INF, NAN], dtype=torch.float64)
     expected = [1e20, -1e20, 1e300, INF, -INF, NAN]
     for op in (torch.floor, torch.ceil, torch.trunc, torch.round):
@@ -58,42 +58,42 @@ def test_rounding_ops_keep_floats_beyond_int64():
     assert same(torch.round(torch.tensor([2.5, -0.4], dtype=torch.float64)), [2.0, -0.0])
 
 
-def test_frac_of_huge_and_infinite_floats():
+def test_frac_of_huge_and_infinite_floats(default_device):
     x = torch.tensor([1e20, -1e20, INF, -2.5], dtype=torch.float64)
     assert same(torch.frac(x), [0.0, 0.0, NAN, -0.5])
 
 
-def test_floor_divide_of_floats_matches_pytorch():
+def test_floor_divide_of_floats_matches_pytorch(default_device):
     a = torch.tensor([1.0, -1.0, 7.0, -7.0, 1e20, -5.0, INF], dtype=torch.float64)
     b = torch.tensor([0.1, 0.1, 2.0, 2.0, 3.0, INF, 3.0], dtype=torch.float64)
     assert same(a // b, [9.0, -10.0, 3.0, -4.0, 3.3333333333333332e19, -1.0, NAN])
 
 
-def test_fmod_and_remainder_of_huge_quotients_are_exact():
+def test_fmod_and_remainder_of_huge_quotients_are_exact(default_device):
     x = torch.tensor([1e30, -1e30, 1e20], dtype=torch.float64)
     assert same(torch.fmod(x, 3.0), [1.0, -1.0, 1.0])
     assert same(torch.remainder(x[:2], 7.0), [5.0, 2.0])
     assert same(torch.fmod(torch.tensor([5.0, -5.0]), INF), [5.0, -5.0])
 
 
-def test_relu_of_nan_negative_and_minus_inf():
+def test_relu_of_nan_negative_and_minus_inf(default_device):
     # NaN stays NaN; negatives (even -inf) give +0.0, not -0.0 or NaN.
     assert same(torch.relu(torch.tensor([NAN, -1.0, -INF, 2.0])), [NAN, 0.0, 0.0, 2.0])
 
 
-def test_pow_gives_inf_where_pytorch_does():
+def test_pow_gives_inf_where_pytorch_does(default_device):
     base = torch.tensor([0.0, -0.0, -0.0, -8.0, -INF, -2.0, -0.5])
     exponent = torch.tensor([-1.0, -1.0, -2.0, 1 / 3, 0.5, INF, INF])
     assert same(base ** exponent, [INF, -INF, INF, NAN, INF, INF, 0.0])
     assert same(torch.tensor([-0.0]) ** -3, [-INF])
 
 
-def test_clamp_with_a_nan_bound_gives_nan():
+def test_clamp_with_a_nan_bound_gives_nan(default_device):
     assert same(torch.clamp(torch.tensor([1.0, -2.0]), min=NAN), [NAN, NAN])
     assert same(torch.clamp(torch.tensor([1.0]), 0, NAN), [NAN])
 
 
-def test_float16_gradient_is_not_zero():
+def test_float16_gradient_is_not_zero(default_device):
     x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float16, requires_grad=True)
     (x * x).sum().backward()
     assert x.grad.dtype is torch.float16 and x.grad.tolist() == [2.0, 4.0, 6.0]
@@ -102,12 +102,12 @@ def test_float16_gradient_is_not_zero():
 # ---------------------------------------------------------------------------
 # Result dtypes
 # ---------------------------------------------------------------------------
-def test_nansum_of_integers_is_int64():
+def test_nansum_of_integers_is_int64(default_device):
     assert torch.nansum(torch.tensor([1, 2, 3])).dtype is torch.int64
     assert torch.nansum(torch.tensor([True, True])).item() == 2
 
 
-def test_addcmul_of_int64_stays_int64():
+def test_addcmul_of_int64_stays_int64(default_device):
     out = torch.addcmul(torch.tensor([1, 2]), torch.tensor([1, 2]), torch.tensor([3, 4]))
     assert out.tolist() == [4, 10] and out.dtype is torch.int64
     # value is converted to the result dtype: 0.5 becomes 0.
@@ -115,12 +115,12 @@ def test_addcmul_of_int64_stays_int64():
                          value=0.5).tolist() == [1]
 
 
-def test_addmm_of_int64_stays_int64():
+def test_addmm_of_int64_stays_int64(default_device):
     out = torch.addmm(torch.tensor([[1]]), torch.tensor([[1, 2]]), torch.tensor([[3], [4]]))
     assert out.tolist() == [[12]] and out.dtype is torch.int64
 
 
-def test_square_of_bool_is_int64():
+def test_square_of_bool_is_int64(default_device):
     out = torch.square(torch.tensor([True, False]))
     assert out.tolist() == [1, 0] and out.dtype is torch.int64
 
@@ -128,7 +128,7 @@ def test_square_of_bool_is_int64():
 # ---------------------------------------------------------------------------
 # requires_grad / is_leaf
 # ---------------------------------------------------------------------------
-def test_floor_divide_result_requires_grad_and_backward_raises():
+def test_floor_divide_result_requires_grad_and_backward_raises(default_device):
     x = torch.tensor([1.5, 2.5], requires_grad=True)
     y = x // 2
     assert (y.requires_grad, y.is_leaf) == (True, False)
@@ -136,7 +136,7 @@ def test_floor_divide_result_requires_grad_and_backward_raises():
         y.sum().backward()
 
 
-def test_div_with_rounding_mode_has_a_zero_gradient():
+def test_div_with_rounding_mode_has_a_zero_gradient(default_device):
     for mode in ("floor", "trunc"):
         x = torch.tensor([1.5, -2.5], requires_grad=True)
         y = torch.div(x, 2, rounding_mode=mode)
@@ -145,7 +145,7 @@ def test_div_with_rounding_mode_has_a_zero_gradient():
         assert x.grad.tolist() == [0.0, 0.0]
 
 
-def test_zero_norm_requires_grad():
+def test_zero_norm_requires_grad(default_device):
     x = torch.tensor([1.5, 0.0, 2.0], requires_grad=True)
     n = x.norm(0)
     assert (n.item(), n.requires_grad, n.is_leaf) == (2.0, True, False)
@@ -153,7 +153,7 @@ def test_zero_norm_requires_grad():
     assert x.grad is None            # PyTorch defines no derivative for the 0-norm
 
 
-def test_integer_results_never_require_grad():
+def test_integer_results_never_require_grad(default_device):
     x = torch.tensor([1.5, 2.5], requires_grad=True)
     for y in (x.to(torch.int64), x.type(torch.int32), x.long(), x.bool(), x > 1, x.argmax()):
         assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
@@ -164,7 +164,7 @@ def test_integer_results_never_require_grad():
 # ---------------------------------------------------------------------------
 # Shapes
 # ---------------------------------------------------------------------------
-def test_cosine_similarity_broadcasts_and_divides_by_each_norm():
+def test_cosine_similarity_broadcasts_and_divides_by_each_norm(default_device):
     x1 = torch.tensor([[1e-10, 0.0], [3.0, 4.0]])
     out = F.cosine_similarity(x1, torch.tensor([1.0, 0.0]))
     assert out.shape == (2,)
@@ -173,7 +173,7 @@ def test_cosine_similarity_broadcasts_and_divides_by_each_norm():
     assert F.cosine_similarity(torch.ones(2, 1, 3), torch.ones(4, 3), dim=-1).shape == (2, 4)
 
 
-def test_cross_entropy_and_nll_loss_return_0d():
+def test_cross_entropy_and_nll_loss_return_0d(default_device):
     logits = torch.tensor([[1.0, 2.0, 3.0]])
     ce = F.cross_entropy(logits, torch.tensor([2]))
     assert ce.shape == () and ce.item() == pytest.approx(0.40760594606399536)
@@ -184,7 +184,7 @@ def test_cross_entropy_and_nll_loss_return_0d():
 # ---------------------------------------------------------------------------
 # Errors PyTorch raises
 # ---------------------------------------------------------------------------
-def test_bool_subtraction_raises():
+def test_bool_subtraction_raises(default_device):
     b = torch.tensor([True])
     for f in (lambda: b - b, lambda: b - 1, lambda: 1 - b, lambda: torch.tensor([1]) - b,
               lambda: b - 1.5):
@@ -192,7 +192,7 @@ def test_bool_subtraction_raises():
             f()
 
 
-def test_overflowing_fill_values_raise():
+def test_overflowing_fill_values_raise(default_device):
     with pytest.raises(RuntimeError, match="value cannot be converted to type int without"):
         torch.zeros(2, dtype=torch.int32).fill_(2 ** 31)
     with pytest.raises(RuntimeError, match="int8_t"):
@@ -214,7 +214,7 @@ def test_overflowing_fill_values_raise():
     assert torch.zeros(1, dtype=torch.bool).fill_(5).tolist() == [True]
 
 
-def test_scalar_other_where_a_tensor_is_required_raises_type_error():
+def test_scalar_other_where_a_tensor_is_required_raises_type_error(default_device):
     x = torch.tensor([1.0])
     for name in ("maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "logical_and",
                  "logical_or", "logical_xor"):
@@ -223,7 +223,7 @@ def test_scalar_other_where_a_tensor_is_required_raises_type_error():
     assert torch.clamp(x, min=torch.tensor([2.0]), max=3.0).tolist() == [2.0]
 
 
-def test_invalid_pooling_padding_raises():
+def test_invalid_pooling_padding_raises(default_device):
     for pool in (F.avg_pool2d, F.max_pool2d):
         with pytest.raises(RuntimeError, match="pad should be at most half"):
             pool(torch.ones(1, 1, 4, 4), 2, padding=2)
@@ -233,7 +233,7 @@ def test_invalid_pooling_padding_raises():
         F.avg_pool1d(torch.ones(1, 1, 4), 2, padding=2)
 
 
-def test_exception_types_match_pytorch():
+def test_exception_types_match_pytorch(default_device):
     b = torch.tensor([[True]])
     with pytest.raises(NotImplementedError):
         b @ b                                                   # no bool matmul
@@ -260,7 +260,7 @@ def test_exception_types_match_pytorch():
         F.cross_entropy(torch.ones(2, 3), torch.tensor(1))
 
 
-def test_addmm_with_beta_zero_ignores_nan_in_input():
+def test_addmm_with_beta_zero_ignores_nan_in_input(default_device):
     out = torch.addmm(torch.tensor([[NAN]]), torch.ones(1, 2), torch.ones(2, 1), beta=0)
     assert out.tolist() == [[2.0]]
 
@@ -268,38 +268,38 @@ def test_addmm_with_beta_zero_ignores_nan_in_input():
 # ---------------------------------------------------------------------------
 # Siblings found by tests/test_fuzz_torch.py
 # ---------------------------------------------------------------------------
-def test_integers_in_a_float16_op_are_rounded_to_float16_first():
+def test_integers_in_a_float16_op_are_rounded_to_float16_first(default_device):
     # 2**62 is inf in float16, so inf + -inf is NaN (computing in float32 would give -inf).
     a = torch.tensor([2 ** 62, 70000, -1])
     b = torch.tensor([-INF, 0.0, -100.0], dtype=torch.float16)
     assert same((a + b).float(), [NAN, INF, -101.0])
 
 
-def test_pow_gradient_is_zero_where_the_exponent_is_zero():
+def test_pow_gradient_is_zero_where_the_exponent_is_zero(default_device):
     x = torch.tensor([1.0, -0.0, 0.5], requires_grad=True)
     (x ** x).sum().backward()
     assert x.grad.tolist() == pytest.approx([1.0, 0.0, 0.21698], abs=1e-5)
 
 
-def test_two_norm_of_a_large_float32_value_does_not_overflow():
+def test_two_norm_of_a_large_float32_value_does_not_overflow(default_device):
     assert torch.tensor([3e19]).norm().item() == pytest.approx(3e19)
     # (PyTorch gives inf for [3e19, 4e19]; minitorch squares in float64 and gives 5e19,
     # see docs/differences.md.)
     assert torch.tensor([3e19, 4e19]).norm().item() == pytest.approx(5e19)
 
 
-def test_two_norm_gradient_is_zero_at_zero():
+def test_two_norm_gradient_is_zero_at_zero(default_device):
     x = torch.tensor([[0.0, 0.0], [3.0, 4.0]], requires_grad=True)
     x.norm(dim=1).sum().backward()
     assert x.grad.reshape(-1).tolist() == pytest.approx([0.0, 0.0, 0.6, 0.8])
 
 
-def test_cosine_similarity_promotes_integer_inputs():
+def test_cosine_similarity_promotes_integer_inputs(default_device):
     out = F.cosine_similarity(torch.tensor([1, 0]), torch.tensor([1.0, 1.0]), dim=0)
     assert out.dtype is torch.float32 and out.item() == pytest.approx(0.70710677)
 
 
-def test_reductions_refuse_integer_results_that_need_grad():
+def test_reductions_refuse_integer_results_that_need_grad(default_device):
     x = torch.ones(2, requires_grad=True)
     for f in (lambda: x.sum(dtype=torch.int64), lambda: x.prod(dtype=torch.int64),
               lambda: x.cumsum(0, dtype=torch.int64)):
@@ -307,7 +307,7 @@ def test_reductions_refuse_integer_results_that_need_grad():
             f()
 
 
-def test_more_exception_types_match_pytorch():
+def test_more_exception_types_match_pytorch(default_device):
     with pytest.raises(NotImplementedError, match="hypot_cpu"):
         torch.hypot(torch.tensor([3]), torch.tensor([4]))
     with pytest.raises(RuntimeError, match="does not support bool input"):
@@ -327,19 +327,19 @@ def test_more_exception_types_match_pytorch():
     assert torch.tensor([True, False]).pow_(True).tolist() == [True, False]
 
 
-def test_reduction_dtype_converts_the_input_first():
+def test_reduction_dtype_converts_the_input_first(default_device):
     x = torch.tensor([2 ** 40, -4, 2 ** 40, 2, -3, 5])
     assert x.prod().item() == 0                                      # int64 wraps around
     assert x.prod(dtype=torch.float32).item() == pytest.approx(1.4507109835e26, rel=1e-6)
     assert torch.tensor([2 ** 62, 2 ** 62]).sum(dtype=torch.float64).item() == 2.0 ** 63
 
 
-def test_addcmul_result_dtype_comes_from_the_three_tensors():
+def test_addcmul_result_dtype_comes_from_the_three_tensors(default_device):
     a, b = torch.tensor(-3, dtype=torch.int32), torch.tensor([[True, False]])
     assert torch.addcmul(a, b, a, value=0.5).dtype is torch.int32
 
 
-def test_cumsum_and_cumprod_of_a_0d_tensor_have_a_backward():
+def test_cumsum_and_cumprod_of_a_0d_tensor_have_a_backward(default_device):
     for op in (torch.cumsum, torch.cumprod):
         x = torch.tensor(7.25, dtype=torch.float64, requires_grad=True)
         y = op(x, 0)
@@ -348,37 +348,37 @@ def test_cumsum_and_cumprod_of_a_0d_tensor_have_a_backward():
         assert x.grad.item() == 1.0
 
 
-def test_clamp_gradient_is_zero_not_nan_outside_the_bounds():
+def test_clamp_gradient_is_zero_not_nan_outside_the_bounds(default_device):
     x = torch.tensor([5.0, 0.5], requires_grad=True)
     (INF * torch.clamp(x, -1, 1)).sum().backward()       # inf * 0 would be NaN
     assert same(x.grad, [0.0, INF])
 
 
-def test_copysign_backward_with_a_number_and_at_zero():
+def test_copysign_backward_with_a_number_and_at_zero(default_device):
     x = torch.tensor([-0.0, -1.75, 3.0], dtype=torch.float64, requires_grad=True)
     torch.copysign(x, 2).sum().backward()              # crashed: 'int' has no new_full
     assert x.grad.tolist() == [0.0, -1.0, 1.0]
 
 
-def test_cross_entropy_with_same_shaped_integer_target_raises():
+def test_cross_entropy_with_same_shaped_integer_target_raises(default_device):
     with pytest.raises(RuntimeError, match="class probabilities"):
         F.cross_entropy(torch.tensor(1.0), torch.tensor(0))
 
 
-def test_std_of_large_float32_values_does_not_overflow():
+def test_std_of_large_float32_values_does_not_overflow(default_device):
     x = torch.tensor([0.0, 0.0, 1e20])
     assert x.std().item() == pytest.approx(5.773503e19, rel=1e-6)
     assert x.var().item() == INF                  # 3.3e39 is beyond float32, as in PyTorch
 
 
-def test_floor_gradient_is_zero_even_for_an_infinite_upstream_gradient():
+def test_floor_gradient_is_zero_even_for_an_infinite_upstream_gradient(default_device):
     x = torch.tensor([0.0], requires_grad=True)
     torch.reciprocal(x.clone().floor_()).sum().backward()
     assert x.grad.tolist() == [0.0]
 
 
 @pytest.mark.parametrize("create_graph", [False, True])
-def test_relu_backward_is_thresholds_backward_nan_passes_inf_is_cut(create_graph):
+def test_relu_backward_is_thresholds_backward_nan_passes_inf_is_cut(default_device, create_graph):
     # PyTorch: grad_input = 0 where relu(x) <= 0, else grad: a NaN output passes
     # its gradient, and an infinite gradient where x <= 0 gives 0, not NaN.
     x = torch.tensor([-1.0, 0.0, 2.0, math.nan], requires_grad=True)
@@ -388,13 +388,13 @@ def test_relu_backward_is_thresholds_backward_nan_passes_inf_is_cut(create_graph
 
 
 @pytest.mark.parametrize("shape", [(0,), (3,)])
-def test_cosine_similarity_promotes_the_expanded_inputs(shape):
+def test_cosine_similarity_promotes_the_expanded_inputs(default_device, shape):
     # PyTorch expands x1 and x2 first, then promotes: a 0-d float64 is a float64 vector.
     got = F.cosine_similarity(torch.zeros((), dtype=torch.float64), torch.ones(shape), dim=0)
     assert got.dtype == torch.float64 and tuple(got.shape) == ()
 
 
-def test_atan2_gradient_at_the_origin_is_zero_as_in_pytorch():
+def test_atan2_gradient_at_the_origin_is_zero_as_in_pytorch(default_device):
     x = torch.tensor(0.0, requires_grad=True)
     y = torch.tensor(0.0, requires_grad=True)
     torch.atan2(x, y).backward()
@@ -404,7 +404,7 @@ def test_atan2_gradient_at_the_origin_is_zero_as_in_pytorch():
     assert a.grad.tolist() == [0.5, 0.5]
 
 
-def test_clamp_of_an_integer_tensor_with_crossed_bounds_still_promotes_to_float():
+def test_clamp_of_an_integer_tensor_with_crossed_bounds_still_promotes_to_float(default_device):
     # (the empty-tensor case was found by the long fuzz profile; torch: float32)
     for x in (torch.tensor([3]), torch.zeros(0, dtype=torch.int64)):
         got = torch.clamp(x, 0.5, -2)

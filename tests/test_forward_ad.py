@@ -38,7 +38,7 @@ FUNCTIONS = {
 def _finite_difference(f, x, v, eps=1e-6):
     xp = torch.tensor(X, dtype=torch.float64) + eps * v
     xm = torch.tensor(X, dtype=torch.float64) - eps * v
-    return (f(xp).detach().numpy() - f(xm).detach().numpy()) / (2 * eps)
+    return (f(xp).detach().cpu().numpy() - f(xm).detach().cpu().numpy()) / (2 * eps)
 
 
 def _tangent_of(f):
@@ -51,17 +51,17 @@ def _tangent_of(f):
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_tangent_matches_finite_differences(name):
+def test_tangent_matches_finite_differences(default_device, name):
     f = FUNCTIONS[name]
     primal, tangent = _tangent_of(f)
     assert tangent is not None
-    np.testing.assert_allclose(primal.numpy(), f(torch.tensor(X, dtype=torch.float64)).numpy())
+    np.testing.assert_allclose(primal.cpu().numpy(), f(torch.tensor(X, dtype=torch.float64)).cpu().numpy())
     expected = _finite_difference(f, None, torch.tensor(V, dtype=torch.float64))
-    np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(tangent.cpu().numpy(), expected, rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("name", ["math", "softmax", "matmul", "where_max"])
-def test_tangent_matches_pytorch(name):
+def test_tangent_matches_pytorch(default_device, name):
     real = pytest.importorskip("torch")
     import torch.autograd.forward_ad as real_fw
     f = FUNCTIONS[name]
@@ -73,10 +73,10 @@ def test_tangent_matches_pytorch(name):
     with real_fw.dual_level():
         d = real_fw.make_dual(real.tensor(X, dtype=real.float64), real.tensor(V, dtype=real.float64))
         expected = real_fw.unpack_dual(f_real(d)).tangent
-    np.testing.assert_allclose(tangent.numpy(), expected.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(tangent.cpu().numpy(), expected.cpu().numpy(), rtol=1e-10)
 
 
-def test_tangents_do_not_touch_requires_grad_and_vanish_after_the_level():
+def test_tangents_do_not_touch_requires_grad_and_vanish_after_the_level(default_device):
     x = torch.tensor([1.0, 2.0])
     with fwAD.dual_level():
         y = fwAD.make_dual(x, torch.ones(2)).sin()
@@ -88,7 +88,7 @@ def test_tangents_do_not_touch_requires_grad_and_vanish_after_the_level():
     assert tangent is None and primal is y
 
 
-def test_dual_is_a_view_and_reverse_mode_still_works():
+def test_dual_is_a_view_and_reverse_mode_still_works(default_device):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     with fwAD.dual_level():
         d = fwAD.make_dual(x, torch.tensor([1.0, 0.0]))
@@ -99,20 +99,20 @@ def test_dual_is_a_view_and_reverse_mode_still_works():
     assert x.grad.tolist() == [2.0, 4.0]
 
 
-def test_in_place_ops_update_the_tangent():
+def test_in_place_ops_update_the_tangent(default_device):
     with fwAD.dual_level():
         d = fwAD.make_dual(torch.tensor([1.0, 2.0]), torch.tensor([1.0, -1.0])).clone()
         d.mul_(3).add_(1)
         assert fwAD.unpack_dual(d).tangent.tolist() == [3.0, -3.0]
 
 
-def test_zero_derivative_ops_give_zero_tangents():
+def test_zero_derivative_ops_give_zero_tangents(default_device):
     with fwAD.dual_level():
         d = fwAD.make_dual(torch.tensor([1.5, -2.5]), torch.ones(2))
         assert fwAD.unpack_dual(d.floor()).tangent.tolist() == [0.0, 0.0]
 
 
-def test_errors_match_pytorch():
+def test_errors_match_pytorch(default_device):
     with pytest.raises(RuntimeError, match="no level exists"):
         fwAD.make_dual(torch.ones(2), torch.ones(2))
     with fwAD.dual_level():
@@ -126,7 +126,7 @@ def test_errors_match_pytorch():
         fwAD.exit_dual_level(level=3)
 
 
-def test_custom_function_needs_its_own_jvp():
+def test_custom_function_needs_its_own_jvp(default_device):
     class Double(Function):
         @staticmethod
         def forward(ctx, x):
@@ -158,7 +158,7 @@ def test_custom_function_needs_its_own_jvp():
         assert fwAD.unpack_dual(Square.apply(d)).tangent.tolist() == [6.0]
 
 
-def test_once_differentiable_backward_has_no_jvp():
+def test_once_differentiable_backward_has_no_jvp(default_device):
     class Opaque(Function):
         @staticmethod
         def forward(ctx, x):
@@ -176,9 +176,9 @@ def test_once_differentiable_backward_has_no_jvp():
             Opaque.apply(d)
 
 
-def test_agrees_with_functional_jvp():
+def test_agrees_with_functional_jvp(default_device):
     f = FUNCTIONS["math"]
     _, tangent = _tangent_of(f)
     _, expected = torch.autograd.functional.jvp(f, torch.tensor(X, dtype=torch.float64),
                                                 torch.tensor(V, dtype=torch.float64))
-    np.testing.assert_allclose(tangent.numpy(), expected.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(tangent.cpu().numpy(), expected.cpu().numpy(), rtol=1e-12)

@@ -44,7 +44,8 @@ import minitorch
 
 torch = pytest.importorskip("torch")
 
-pytestmark = pytest.mark.ops
+pytestmark = [pytest.mark.ops,
+              pytest.mark.cpu_only("random programs compared with PyTorch's CPU build")]
 
 LIBS = (torch, minitorch)
 DTYPES = ["float32", "float64", "float16", "int64", "int32", "bool"]

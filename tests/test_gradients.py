@@ -4,13 +4,17 @@ Each op is one row of ``OPS``: a name, a function of the inputs, the input
 shapes and the domain the inputs are drawn from.  Adding an op is one line.
 Each row is checked with contiguous inputs and again with non-contiguous
 ones (every other element of a larger buffer), and, unless the row says
-otherwise, its second derivatives are checked with ``gradgradcheck``.
+otherwise, its second derivatives are checked with ``gradgradcheck``.  On
+``cuda`` (the ``default_device`` fixture) a row's first and second derivatives
+are compared with the CPU's instead (``device_checks``); the tests of
+``gradcheck`` itself, at the end, run the real one on both devices.
 """
 
 import numpy as np
 import pytest
 
 import minitorch as torch
+from device_checks import gradcheck as gradients_check, gradgradcheck as second_gradients_check
 from minitorch.autograd import gradcheck, gradgradcheck
 from minitorch.autograd.gradcheck import GradcheckError
 from minitorch.ops import elementwise as E
@@ -39,7 +43,7 @@ def make(shape, domain="any", seed=0, noncontig=False):
     if noncontig and len(shape) >= 1:
         big = np.zeros(tuple(shape[:-1]) + (2 * shape[-1],))
         big[..., ::2] = values
-        t = torch.from_numpy(big)[..., ::2]
+        t = torch.tensor(big)[..., ::2]            # on the default device
         assert not t.is_contiguous() or shape[-1] <= 1
         return t.detach().requires_grad_(True)
     return torch.tensor(values, dtype=torch.float64, requires_grad=True)
@@ -278,24 +282,24 @@ def _inputs(shapes, domain, noncontig=False):
 
 
 @pytest.mark.parametrize("name, fn, shapes, domain, gg", OPS, ids=IDS)
-def test_gradcheck(name, fn, shapes, domain, gg):
-    assert gradcheck(fn, _inputs(shapes, domain))
+def test_gradcheck(default_device, name, fn, shapes, domain, gg):
+    assert gradients_check(fn, _inputs(shapes, domain))
 
 
 @pytest.mark.parametrize("name, fn, shapes, domain, gg", OPS, ids=IDS)
-def test_gradcheck_non_contiguous_inputs(name, fn, shapes, domain, gg):
+def test_gradcheck_non_contiguous_inputs(default_device, name, fn, shapes, domain, gg):
     inputs = _inputs(shapes, domain, noncontig=True)
     assert any(not t.is_contiguous() for t in inputs if t.numel() > 1)
-    assert gradcheck(fn, inputs)
+    assert gradients_check(fn, inputs)
 
 
 @pytest.mark.parametrize("name, fn, shapes, domain, gg",
                          [row for row in OPS if row[4]], ids=[row[0] for row in OPS if row[4]])
-def test_gradgradcheck(name, fn, shapes, domain, gg):
-    assert gradgradcheck(fn, _inputs(shapes, domain))
+def test_gradgradcheck(default_device, name, fn, shapes, domain, gg):
+    assert second_gradients_check(fn, _inputs(shapes, domain))
 
 
-def test_every_differentiable_op_is_in_the_table():
+def test_every_differentiable_op_is_in_the_table(default_device):
     """A new public op in these modules must get a row (or be listed as not differentiable)."""
     from minitorch.ops import linalg, reduction, registry, views
     not_differentiable = {
@@ -334,7 +338,7 @@ class _WrongBackward(torch.autograd.Function):
         return g          # should be 2 * g
 
 
-def test_gradcheck_detects_a_wrong_backward():
+def test_gradcheck_detects_a_wrong_backward(default_device):
     x = make((2,))
     with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect "
                                              "to input 0") as info:
@@ -344,7 +348,7 @@ def test_gradcheck_detects_a_wrong_backward():
     assert gradcheck(_WrongBackward.apply, (x,), raise_exception=False) is False
 
 
-def test_gradgradcheck_detects_a_backward_that_is_not_differentiable():
+def test_gradgradcheck_detects_a_backward_that_is_not_differentiable(default_device):
     class CubeWithConstantBackward(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -362,30 +366,30 @@ def test_gradgradcheck_detects_a_backward_that_is_not_differentiable():
         gradgradcheck(CubeWithConstantBackward.apply, (x,))
 
 
-def test_gradcheck_warns_for_float32_inputs():
+def test_gradcheck_warns_for_float32_inputs(default_device):
     x = torch.tensor([0.5, 1.0], requires_grad=True)
     with pytest.warns(UserWarning, match="not a double precision"):
         gradcheck(torch.exp, (x,), eps=1e-3, atol=1e-2, rtol=1e-2)
 
 
-def test_gradcheck_needs_an_input_that_requires_grad():
+def test_gradcheck_needs_an_input_that_requires_grad(default_device):
     with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
         gradcheck(torch.exp, (torch.ones(2, dtype=torch.float64),))
 
 
-def test_gradcheck_refuses_overlapping_inputs():
+def test_gradcheck_refuses_overlapping_inputs(default_device):
     x = torch.ones(1, dtype=torch.float64).expand(3).detach().requires_grad_(True)
     with pytest.raises(RuntimeError, match="stride 0"):
         gradcheck(torch.exp, (x,))
 
 
-def test_gradcheck_accepts_non_tensor_arguments_and_a_single_tensor():
+def test_gradcheck_accepts_non_tensor_arguments_and_a_single_tensor(default_device):
     x = make((2, 3))
     assert gradcheck(lambda a, k, flag: a.sum(k) if flag else a, (x, 1, True))
     assert gradcheck(torch.sin, x)
 
 
-def test_gradcheck_output_that_does_not_require_grad_must_not_depend_on_input():
+def test_gradcheck_output_that_does_not_require_grad_must_not_depend_on_input(default_device):
     x = make((3,))
 
     def leaky(a):
@@ -396,7 +400,7 @@ def test_gradcheck_output_that_does_not_require_grad_must_not_depend_on_input():
         gradcheck(lambda a: (a * 1, leaky(a)), (x,))
 
 
-def test_gradcheck_non_reentrant_backward():
+def test_gradcheck_non_reentrant_backward(default_device):
     calls = []
 
     class Noisy(torch.autograd.Function):
@@ -413,20 +417,20 @@ def test_gradcheck_non_reentrant_backward():
         gradcheck(Noisy.apply, (make((2,)),), rtol=1e-1, atol=1e-1)
 
 
-def test_gradcheck_skips_integer_outputs_in_any_position():
+def test_gradcheck_skips_integer_outputs_in_any_position(default_device):
     x = make((2, 3))
     assert gradcheck(lambda a: (a.argmax(1), a.max(1).values, a.max(1).indices), (x,))
 
 
-def test_gradcheck_leaves_inputs_unchanged_and_returns_true():
+def test_gradcheck_leaves_inputs_unchanged_and_returns_true(default_device):
     x = make((2, 3), noncontig=True)
-    before = x.detach().numpy().copy()
+    before = x.detach().cpu().numpy().copy()
     assert gradcheck(lambda a: a.exp().sum(), (x,)) is True
-    np.testing.assert_array_equal(x.detach().numpy(), before)
+    np.testing.assert_array_equal(x.detach().cpu().numpy(), before)
     assert x.grad is None
 
 
-def test_gradcheck_with_explicit_grad_outputs_in_gradgradcheck():
+def test_gradcheck_with_explicit_grad_outputs_in_gradgradcheck(default_device):
     x = make((2, 3))
     g = torch.ones(2, 3, dtype=torch.float64, requires_grad=True)
     assert gradgradcheck(lambda a: a ** 3, (x,), (g,))

@@ -15,6 +15,7 @@ from hypothesis import assume, example, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitorch as torch
+from device_checks import matches_cpu_gradients
 
 pytestmark = pytest.mark.ops
 
@@ -45,8 +46,12 @@ def np_gather(x: np.ndarray, dim: int, idx: np.ndarray) -> np.ndarray:
 
 
 def gradcheck(fn, *arrays, eps=1e-6, atol=1e-6, rtol=1e-4) -> None:
-    """Compare autograd's gradient of ``sum(fn(*inputs) * w)`` with central differences."""
+    """Compare autograd's gradient of ``sum(fn(*inputs) * w)`` with central differences
+    (on ``cuda``: with the CPU's, see ``device_checks.matches_cpu_gradients``)."""
     inputs = [torch.tensor(np.asarray(a, np.float64), requires_grad=True) for a in arrays]
+    if inputs[0].device.type != "cpu":
+        matches_cpu_gradients(fn, inputs)
+        return
     out = fn(*inputs)
     w = np.cos(np.arange(out.numel()) + 0.5).reshape(tuple(out.shape))
 
@@ -68,7 +73,7 @@ def gradcheck(fn, *arrays, eps=1e-6, atol=1e-6, rtol=1e-4) -> None:
             args[k] = torch.tensor(minus.reshape(a.shape))
             flat[i] = (hi - loss(*args)) / (2 * eps)
         got = inputs[k].grad
-        got = np.zeros_like(a) if got is None else got.numpy()
+        got = np.zeros_like(a) if got is None else got.cpu().numpy()
         np.testing.assert_allclose(got, numeric, atol=atol, rtol=rtol)
 
 
@@ -90,16 +95,16 @@ def gather_case(draw):
 # ---------------------------------------------------------------------------
 @SETTINGS
 @given(gather_case())
-def test_gather_matches_numpy(case):
+def test_gather_matches_numpy(default_device, case):
     x, dim, idx, contiguous = case
     out = as_tensor(x, contiguous).gather(dim, as_tensor(idx, contiguous))
     assert out.shape == idx.shape
-    np.testing.assert_array_equal(out.numpy(), np_gather(x, dim, idx))
+    np.testing.assert_array_equal(out.cpu().numpy(), np_gather(x, dim, idx))
 
 
 @SETTINGS
 @given(gather_case())
-def test_scatter_and_scatter_add_match_numpy(case):
+def test_scatter_and_scatter_add_match_numpy(default_device, case):
     x, dim, idx, contiguous = case
     src = np.arange(1.0, idx.size + 1).reshape(idx.shape) if idx.size else np.zeros(idx.shape)
     grids = list(np.indices(idx.shape))
@@ -110,15 +115,15 @@ def test_scatter_and_scatter_add_match_numpy(case):
         expected[pos] = v
     t = as_tensor(x, contiguous)
     got = t.scatter(dim, as_tensor(idx, contiguous), as_tensor(src, contiguous))
-    np.testing.assert_array_equal(got.numpy(), expected)
+    np.testing.assert_array_equal(got.cpu().numpy(), expected)
     added = x.copy()
     np.add.at(added, target, src.reshape(-1))
-    np.testing.assert_allclose(t.scatter_add(dim, torch.tensor(idx), torch.tensor(src)).numpy(),
+    np.testing.assert_allclose(t.scatter_add(dim, torch.tensor(idx), torch.tensor(src)).cpu().numpy(),
                                added)
     filled = x.copy()
     filled[target] = 7.0
-    np.testing.assert_array_equal(t.scatter(dim, torch.tensor(idx), 7.0).numpy(), filled)
-    np.testing.assert_array_equal(t.numpy(), x)     # out-of-place ops leave the input alone
+    np.testing.assert_array_equal(t.scatter(dim, torch.tensor(idx), 7.0).cpu().numpy(), filled)
+    np.testing.assert_array_equal(t.cpu().numpy(), x)     # out-of-place ops leave the input alone
 
 
 def test_scatter_inplace_forms_and_reduce(default_device):
@@ -171,25 +176,25 @@ def select_case(draw):
 
 @SETTINGS
 @given(select_case())
-def test_index_select_and_index_add_match_numpy(case):
+def test_index_select_and_index_add_match_numpy(default_device, case):
     x, dim, idx, contiguous = case
     t = as_tensor(x, contiguous)
     sel = t.index_select(dim, torch.tensor(idx))
-    np.testing.assert_array_equal(sel.numpy(), np.take(x, idx, axis=dim))
+    np.testing.assert_array_equal(sel.cpu().numpy(), np.take(x, idx, axis=dim))
     src = np.take(x, idx, axis=dim) * 2 + 1
     expected = x.copy()
     np.add.at(np.moveaxis(expected, dim, 0), idx, np.moveaxis(src, dim, 0))
     got = t.index_add(dim, torch.tensor(idx), as_tensor(src, contiguous), alpha=1)
-    np.testing.assert_allclose(got.numpy(), expected)
+    np.testing.assert_allclose(got.cpu().numpy(), expected)
     u = np.unique(idx)
     src_u = np.take(x, u, axis=dim) - 3
     copied = x.copy()
     np.moveaxis(copied, dim, 0)[u] = np.moveaxis(src_u, dim, 0)
-    np.testing.assert_array_equal(t.index_copy(dim, torch.tensor(u), torch.tensor(src_u)).numpy(),
+    np.testing.assert_array_equal(t.index_copy(dim, torch.tensor(u), torch.tensor(src_u)).cpu().numpy(),
                                   copied)
     filled = x.copy()
     np.moveaxis(filled, dim, 0)[idx] = -9.0
-    np.testing.assert_array_equal(t.index_fill(dim, torch.tensor(idx), -9.0).numpy(), filled)
+    np.testing.assert_array_equal(t.index_fill(dim, torch.tensor(idx), -9.0).cpu().numpy(), filled)
 
 
 def test_index_ops_inplace_alpha_and_scalars(default_device):
@@ -210,17 +215,17 @@ def test_index_ops_inplace_alpha_and_scalars(default_device):
 @SETTINGS
 @given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),
                   elements=st.floats(-5, 5)), st.data())
-def test_take_and_embedding_match_numpy(x, data):
+def test_take_and_embedding_match_numpy(default_device, x, data):
     n = x.size
     idx = data.draw(hnp.arrays(np.int64, hnp.array_shapes(min_dims=0, max_dims=2, max_side=3),
                                elements=st.integers(-n, n - 1))) if n else np.zeros(0, np.int64)
     contiguous = data.draw(st.booleans())
     got = as_tensor(x, contiguous).take(torch.tensor(idx))
-    np.testing.assert_array_equal(got.numpy(), x.reshape(-1)[idx])
+    np.testing.assert_array_equal(got.cpu().numpy(), x.reshape(-1)[idx])
     if x.ndim == 2 and x.shape[0]:
         rows = data.draw(hnp.arrays(np.int64, (2, 3), elements=st.integers(0, x.shape[0] - 1)))
         emb = torch.embedding(as_tensor(x, contiguous), torch.tensor(rows))
-        np.testing.assert_array_equal(emb.numpy(), x[rows])
+        np.testing.assert_array_equal(emb.cpu().numpy(), x[rows])
 
 
 def test_take_along_dim(default_device):
@@ -240,23 +245,23 @@ def test_take_along_dim(default_device):
 @SETTINGS
 @given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),
                   elements=st.floats(-5, 5)), st.data())
-def test_masked_ops_match_numpy(x, data):
+def test_masked_ops_match_numpy(default_device, x, data):
     mshape = data.draw(hnp.broadcastable_shapes(x.shape, max_dims=3, max_side=4))
     mask = data.draw(hnp.arrays(np.bool_, mshape))
     contiguous = data.draw(st.booleans())
     t, m = as_tensor(x, contiguous), as_tensor(mask, contiguous)
     xb, mb = np.broadcast_arrays(x, mask)
-    np.testing.assert_array_equal(t.masked_fill(m, -1.0).numpy(), np.where(mb, -1.0, xb))
-    np.testing.assert_array_equal(t.masked_select(m).numpy(), xb[mb])
+    np.testing.assert_array_equal(t.masked_fill(m, -1.0).cpu().numpy(), np.where(mb, -1.0, xb))
+    np.testing.assert_array_equal(t.masked_select(m).cpu().numpy(), xb[mb])
     src = np.arange(100.0, 100.0 + xb.size)
     expected = xb.copy()
     expected[mb] = src[:mb.sum()]
-    np.testing.assert_array_equal(t.masked_scatter(m, torch.tensor(src)).numpy(), expected)
-    np.testing.assert_array_equal(torch.nonzero(t).numpy(), np.argwhere(x))
-    np.testing.assert_array_equal(torch.argwhere(m).numpy(), np.argwhere(mask))
+    np.testing.assert_array_equal(t.masked_scatter(m, torch.tensor(src)).cpu().numpy(), expected)
+    np.testing.assert_array_equal(torch.nonzero(t).cpu().numpy(), np.argwhere(x))
+    np.testing.assert_array_equal(torch.argwhere(m).cpu().numpy(), np.argwhere(mask))
     if x.ndim:
         for got, want in zip(t.nonzero(as_tuple=True), np.nonzero(x)):
-            np.testing.assert_array_equal(got.numpy(), want)
+            np.testing.assert_array_equal(got.cpu().numpy(), want)
 
 
 def test_masked_inplace_and_value_dtypes(default_device):
@@ -342,7 +347,7 @@ _ELLIPSIS_KEY = ((1, 1, 1, 1), (None, np.array([0, 0]), Ellipsis, np.array([0, 0
 @settings(max_examples=60, deadline=None)
 @given(advanced_key(), st.booleans(), st.booleans())
 @example(_ELLIPSIS_KEY, False, False)
-def test_advanced_getitem_matches_numpy(shape_key, as_list, contiguous):
+def test_advanced_getitem_matches_numpy(default_device, shape_key, as_list, contiguous):
     shape, key = shape_key
     x = np.arange(float(np.prod(shape))).reshape(shape)
     try:
@@ -353,13 +358,13 @@ def test_advanced_getitem_matches_numpy(shape_key, as_list, contiguous):
         return
     got = as_tensor(x, contiguous)[_to_minitorch_key(key, as_list)]
     assert got.shape == expected.shape
-    np.testing.assert_array_equal(got.numpy(), expected)
+    np.testing.assert_array_equal(got.cpu().numpy(), expected)
 
 
 @settings(max_examples=40, deadline=None)
 @given(advanced_key(), st.booleans())
 @example(_ELLIPSIS_KEY, False)
-def test_advanced_setitem_matches_numpy(shape_key, scalar):
+def test_advanced_setitem_matches_numpy(default_device, shape_key, scalar):
     shape, key = shape_key
     x = np.arange(float(np.prod(shape))).reshape(shape)
     np_key = _numpy_key(key, x.ndim)
@@ -377,8 +382,8 @@ def test_advanced_setitem_matches_numpy(shape_key, scalar):
     t = base[1]                                   # write through a view into base
     t[...] = torch.tensor(x)
     t[_to_minitorch_key(key, False)] = value if scalar else torch.tensor(value)
-    np.testing.assert_array_equal(t.numpy(), expected)
-    np.testing.assert_array_equal(base[0].numpy(), np.zeros(shape))
+    np.testing.assert_array_equal(t.cpu().numpy(), expected)
+    np.testing.assert_array_equal(base[0].cpu().numpy(), np.zeros(shape))
 
 
 def test_advanced_indexing_special_keys(default_device):
@@ -441,7 +446,7 @@ IDX = torch.tensor([[[2, 0], [1, 1], [0, 0]], [[1, 2], [2, 1], [0, 2]]])
     ("gather", lambda x: x.gather(1, torch.tensor([[[2, 0, 1, 1]], [[0, 0, 1, 2]]])), [X]),
     ("scatter", lambda x, s: x.scatter(1, torch.tensor([[[2, 0, 1, 1]]]), s), [X, X[:1, :2]]),
     ("scatter_value", lambda x: x.scatter(2, torch.tensor([[[3]]]), 2.0), [X]),
-    ("scatter_add", lambda x, s: x.scatter_add(2, IDX, s), [X, X[:, :, :2]]),
+    ("scatter_add", lambda x, s: x.scatter_add(2, IDX.to(x.device), s), [X, X[:, :, :2]]),
     ("index_select", lambda x: x.index_select(2, torch.tensor([3, 0, 3])), [X]),
     ("index_add", lambda x, s: x.index_add(1, torch.tensor([2, 2]), s, alpha=3),
      [X, X[:, :2]]),
@@ -460,11 +465,11 @@ IDX = torch.tensor([[[2, 0], [1, 1], [0, 0]], [[1, 2], [2, 1], [0, 2]]])
     ("index_put", lambda x, v: x.index_put((torch.tensor([0, 0]), torch.tensor([1, 1])), v,
                                            accumulate=True), [X, X[0, :2]]),
 ])
-def test_gradients_match_finite_differences(name, fn, arrays):
+def test_gradients_match_finite_differences(default_device, name, fn, arrays):
     gradcheck(fn, *arrays)
 
 
-def test_setitem_gradient_flows_to_base_and_value():
+def test_setitem_gradient_flows_to_base_and_value(default_device):
     def fn(x, v):
         y = x * 1
         y[1][[0, 2], 1:] = v          # through a basic view, into y
@@ -621,7 +626,7 @@ def test_bad_input_raises_pytorch_exceptions(default_device):
                 call()
 
 
-def test_bad_input_matches_pytorch_exception_types():
+def test_bad_input_matches_pytorch_exception_types(default_device):
     torch_ = pytest.importorskip("torch")
     x = torch_.arange(6.0).reshape(2, 3)
     same_calls = [
@@ -691,7 +696,7 @@ def test_matches_pytorch_on_mixed_keys(default_device):
         np.testing.assert_array_equal(ours.cpu().numpy(), theirs.cpu().numpy())
 
 
-def test_scatter_kernels_split_by_index_range_without_races():
+def test_scatter_kernels_split_by_index_range_without_races(default_device):
     # Call the kernels with more value buckets than this machine may have cores:
     # every bucket count must give the sequential answer (repeats add up in order).
     from minitorch.backends.cpu import index as ix

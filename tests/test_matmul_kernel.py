@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-pytestmark = pytest.mark.ops
+pytestmark = pytest.mark.kernels      # the CPU backend's matmul kernel, called directly
 
 try:
     from minitorch.backends.cpu import matmul as mm

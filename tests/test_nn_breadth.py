@@ -30,7 +30,7 @@ def _load_coverage_tool():
     return module
 
 
-def test_coverage_exclusions_parse() -> None:
+def test_coverage_exclusions_parse(default_device) -> None:
     tool = _load_coverage_tool()
     titles = {ns.title for ns in tool.NAMESPACES}
     for rule in tool.EXCLUSIONS:
@@ -43,7 +43,7 @@ def test_coverage_exclusions_parse() -> None:
     assert tool.exclusion_for("torch.nn", "Linear") is None
 
 
-def test_coverage_page_exists() -> None:
+def test_coverage_page_exists(default_device) -> None:
     page = (ROOT / "docs" / "coverage.md").read_text()
     assert "python tools/api_coverage.py" in page
     assert "coverage" in (ROOT / "docs" / "index.md").read_text()
@@ -60,7 +60,7 @@ def _pair(rng: np.random.Generator, *shape: int, grad: bool = True) -> tuple:
 
 
 def _check(m_out, t_out, *leaves, tol: float = 1e-7) -> None:
-    np.testing.assert_allclose(m_out.detach().numpy(), t_out.detach().numpy(), rtol=tol,
+    np.testing.assert_allclose(m_out.detach().cpu().numpy(), t_out.detach().cpu().numpy(), rtol=tol,
                                atol=tol)
     assert tuple(m_out.shape) == tuple(t_out.shape)
     if leaves:
@@ -69,11 +69,11 @@ def _check(m_out, t_out, *leaves, tol: float = 1e-7) -> None:
         (t_out * torch.tensor(w)).sum().backward()
         (m_out * minitorch.tensor(w)).sum().backward()
         for tl, ml in leaves:
-            np.testing.assert_allclose(ml.grad.numpy(), tl.grad.numpy(), rtol=tol, atol=tol)
+            np.testing.assert_allclose(ml.grad.cpu().numpy(), tl.grad.cpu().numpy(), rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("mask", ["none", "bool", "float", "causal", "scale", "gqa"])
-def test_scaled_dot_product_attention(mask: str) -> None:
+def test_scaled_dot_product_attention(default_device, mask: str) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(0)
     tq, mq = _pair(rng, 2, 4, 5, 8)
@@ -100,7 +100,7 @@ def test_scaled_dot_product_attention(mask: str) -> None:
 
 
 @pytest.mark.parametrize("need_weights,average", [(True, True), (True, False), (False, True)])
-def test_multi_head_attention_forward(need_weights: bool, average: bool) -> None:
+def test_multi_head_attention_forward(default_device, need_weights: bool, average: bool) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(1)
     tq, mq = _pair(rng, 5, 2, 8)
@@ -131,7 +131,7 @@ def test_multi_head_attention_forward(need_weights: bool, average: bool) -> None
 @pytest.mark.parametrize("mode,align", [("nearest", None), ("bilinear", False),
                                         ("bilinear", True), ("bicubic", True),
                                         ("nearest-exact", None), ("area", None)])
-def test_interpolate_scale_factor(mode: str, align: bool | None) -> None:
+def test_interpolate_scale_factor(default_device, mode: str, align: bool | None) -> None:
     torch = pytest.importorskip("torch")
     tx, mx = _pair(np.random.default_rng(2), 1, 2, 5, 6)
     t = torch.nn.functional.interpolate(tx, scale_factor=(1.5, 0.7), mode=mode,
@@ -143,7 +143,7 @@ def test_interpolate_scale_factor(mode: str, align: bool | None) -> None:
 @pytest.mark.parametrize("padding_mode", ["zeros", "border"])
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
-def test_affine_grid_and_grid_sample(padding_mode: str, align: bool, mode: str) -> None:
+def test_affine_grid_and_grid_sample(default_device, padding_mode: str, align: bool, mode: str) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(3)
     # Random (not round) coefficients: no sample point falls exactly on a pixel, where
@@ -160,7 +160,7 @@ def test_affine_grid_and_grid_sample(padding_mode: str, align: bool, mode: str) 
     _check(m, t, (tx, mx), *(((tt, mt),) if mode == "bilinear" else ()))
 
 
-def test_embedding_bag_per_sample_weights_and_last_offset() -> None:
+def test_embedding_bag_per_sample_weights_and_last_offset(default_device) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(4)
     tw, mw = _pair(rng, 10, 3)
@@ -174,7 +174,7 @@ def test_embedding_bag_per_sample_weights_and_last_offset() -> None:
     _check(m, t, (tw, mw), (tp, mp))
 
 
-def test_small_functions() -> None:
+def test_small_functions(default_device) -> None:
     torch = pytest.importorskip("torch")
     tf = torch.nn.functional
     rng = np.random.default_rng(5)
@@ -200,24 +200,24 @@ def test_small_functions() -> None:
     _check(F.linear_cross_entropy(mlog, mlw, minitorch.tensor(target)),
            tf.linear_cross_entropy(tlog, tlw, torch.tensor(target)), (tlog, mlog), (tlw, mlw))
     y = F.gumbel_softmax(minitorch.tensor(x), tau=0.5, hard=True)
-    assert np.allclose(y.numpy().sum(1), 1.0) and set(np.unique(y.numpy())) <= {0.0, 1.0}
+    assert np.allclose(y.cpu().numpy().sum(1), 1.0) and set(np.unique(y.cpu().numpy())) <= {0.0, 1.0}
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
-def test_max_pool_indices_round_trip(n: int) -> None:
+def test_max_pool_indices_round_trip(default_device, n: int) -> None:
     torch = pytest.importorskip("torch")
     tf = torch.nn.functional
     tx, mx = _pair(np.random.default_rng(6), 2, 2, *([6] * n))
     t_out, t_idx = getattr(tf, f"max_pool{n}d_with_indices")(tx, 2, padding=1)
     m_out, m_idx = getattr(F, f"max_pool{n}d_with_indices")(mx, 2, padding=1)
     _check(m_out, t_out)
-    assert (m_idx.numpy() == t_idx.numpy()).all()
+    assert (m_idx.cpu().numpy() == t_idx.cpu().numpy()).all()
     t_back = getattr(tf, f"max_unpool{n}d")(t_out, t_idx, 2, padding=1)
     m_back = getattr(F, f"max_unpool{n}d")(m_out, m_idx, 2, padding=1)
     _check(m_back, t_back, (tx, mx))
 
 
-def test_buffer_assignment_registers_a_buffer() -> None:
+def test_buffer_assignment_registers_a_buffer(default_device) -> None:
     from minitorch import nn
 
     class Stats(nn.Module):
@@ -237,7 +237,7 @@ def test_buffer_assignment_registers_a_buffer() -> None:
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_ctc_loss_concatenated_targets_and_infeasible_alignments(reduction: str) -> None:
+def test_ctc_loss_concatenated_targets_and_infeasible_alignments(default_device, reduction: str) -> None:
     torch = pytest.importorskip("torch")
     # Gradients are compared at the logits: PyTorch's CTC backward assumes log_softmax inputs.
     tx, mx = _pair(np.random.default_rng(7), 6, 3, 5)

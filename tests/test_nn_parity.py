@@ -28,6 +28,8 @@ from minitorch import nn as mnn
 
 pytestmark = [
     pytest.mark.nn,
+    pytest.mark.cpu_only("every module against PyTorch's CPU build (their ops run on cuda in "
+                         "test_nn.py and test_nn_breadth.py)"),
     # PyTorch's own advice to its users (nested tensors, mask types, NLLLoss2d), not ours.
     pytest.mark.filterwarnings("ignore:enable_nested_tensor is True"),
     pytest.mark.filterwarnings("ignore:Support for mismatched"),

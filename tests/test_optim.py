@@ -91,10 +91,10 @@ def test_optimizers(name, kw, dtype, device):
     for g in grads:
         q.grad = pt.tensor(g)
         o.step()
-    np.testing.assert_allclose(got, q.detach().numpy(), rtol=rtol * 10, atol=atol)
+    np.testing.assert_allclose(got, q.detach().cpu().numpy(), rtol=rtol * 10, atol=atol)
 
 
-def test_hyper_parameters_travel_as_one_typed_record():
+def test_hyper_parameters_travel_as_one_typed_record(default_device):
     """The optimizers pass the kernels one record per step: named, typed fields."""
     from minitorch.backends import optimizer_rules
 
@@ -109,7 +109,7 @@ def test_hyper_parameters_travel_as_one_typed_record():
     assert optim.Adagrad.__module__ == "minitorch.optim.adagrad"
 
 
-def test_parameters_keep_identity_and_non_contiguous_params():
+def test_parameters_keep_identity_and_non_contiguous_params(default_device):
     w = nn.Parameter(torch.ones(3, 4))
     view = w.t()                                  # optimizer state follows the parameter
     opt = optim.SGD([w], lr=1.0)
@@ -120,10 +120,10 @@ def test_parameters_keep_identity_and_non_contiguous_params():
     opt2 = optim.Adam([p], lr=0.5)
     p.grad = torch.ones(3, 4)
     opt2.step()
-    np.testing.assert_allclose(p.detach().numpy(), 0.5, rtol=1e-6)
+    np.testing.assert_allclose(p.detach().cpu().numpy(), 0.5, rtol=1e-6)
 
 
-def test_param_groups_state_dict_round_trip():
+def test_param_groups_state_dict_round_trip(default_device):
     a, b = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(3))
     opt = optim.Adam([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
     assert opt.param_groups[1]["lr"] == 0.5 and opt.param_groups[0]["lr"] == 0.1
@@ -141,7 +141,7 @@ def test_param_groups_state_dict_round_trip():
         optim.SGD([], lr=0.1)
 
 
-def test_zero_grad_sets_none():
+def test_zero_grad_sets_none(default_device):
     p = nn.Parameter(torch.ones(2))
     p.grad = torch.ones(2)
     opt = optim.SGD([p], lr=0.1)
@@ -164,7 +164,7 @@ def _lrs(make, steps=6, lr=1.0):
     return out
 
 
-def test_schedulers():
+def test_schedulers(default_device):
     S = optim.lr_scheduler
     assert _lrs(lambda o: S.StepLR(o, 2, 0.5)) == [1.0, 0.5, 0.5, 0.25, 0.25, 0.125]
     assert _lrs(lambda o: S.MultiStepLR(o, [2, 4], 0.1)) == pytest.approx(
@@ -182,7 +182,7 @@ def test_schedulers():
     assert opt.param_groups[0]["lr"] == 0.5
 
 
-def test_onecycle_matches_pytorch():
+def test_onecycle_matches_pytorch(default_device):
     pt = pytest.importorskip("torch")
     ours = _lrs(lambda o: optim.lr_scheduler.OneCycleLR(o, max_lr=1.0, total_steps=10), 9)
     q = pt.nn.Parameter(pt.ones(1))

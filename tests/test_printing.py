@@ -206,11 +206,11 @@ print_options = st.fixed_dictionaries({}, optional={
      "tensor([1.5000, 1.5000, 1.5000, 1.5000, 1.5000, 1.5000, 1.5000, 1.5000],\n"
      "       dtype=minitorch.float64)"),
 ])
-def test_known_outputs(array: np.ndarray, expected: str) -> None:
+def test_known_outputs(default_device, array: np.ndarray, expected: str) -> None:
     assert ours(array) == expected
 
 
-def test_summarised_matrix() -> None:
+def test_summarised_matrix(default_device) -> None:
     # torch.arange(2000.).reshape(40, 50): summarised in both dimensions, and
     # 49 / 0 is irrelevant but 1999 / 1 > 1000 switches to scientific notation.
     expected = (
@@ -231,7 +231,7 @@ def test_summarised_matrix() -> None:
     assert ours(np.arange(2000, dtype=np.float32).reshape(40, 50)) == expected
 
 
-def test_summarised_3d_with_small_threshold() -> None:
+def test_summarised_3d_with_small_threshold(default_device) -> None:
     set_printoptions(threshold=5, edgeitems=1)
     assert ours(np.arange(24).reshape(2, 3, 4)) == (
         "tensor([[[ 0,  ...,  3],\n"
@@ -244,7 +244,7 @@ def test_summarised_3d_with_small_threshold() -> None:
     )
 
 
-def test_caller_suffixes_follow_the_data() -> None:
+def test_caller_suffixes_follow_the_data(default_device) -> None:
     grad = np.array([0.0, 2.0, 4.0], dtype=np.float32)
     assert ours(grad, ["grad_fn=<MulBackward0>"]) == "tensor([0., 2., 4.], grad_fn=<MulBackward0>)"
     matrix = np.full((2, 9), 1.5)
@@ -255,19 +255,19 @@ def test_caller_suffixes_follow_the_data() -> None:
     )
 
 
-def test_parameter_prefix() -> None:
+def test_parameter_prefix(default_device) -> None:
     text = ours(np.array([1.0, 2.0], dtype=np.float32), ["requires_grad=True"],
                 prefix="Parameter containing:\ntensor(")
     assert text == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
 
 
-def test_explicit_indent() -> None:
+def test_explicit_indent(default_device) -> None:
     text = format_tensor(np.arange(4).reshape(2, 2), kind="int", suffixes=[],
                          prefix="T(", indent=4)
     assert text == "T([[0, 1],\n     [2, 3]])"
 
 
-def test_edgeitems_zero_hides_data_and_shows_size_after_device() -> None:
+def test_edgeitems_zero_hides_data_and_shows_size_after_device(default_device) -> None:
     set_printoptions(edgeitems=0)
     # Copied from torch: the size is shown even when nothing is summarised.
     assert ours(np.arange(5, dtype=np.float32)) == "tensor([0., 1., 2., 3., 4.], size=(5,))"
@@ -277,26 +277,26 @@ def test_edgeitems_zero_hides_data_and_shows_size_after_device() -> None:
     assert text == "tensor([...], device='cuda:0', size=(2000,), dtype=minitorch.float64)"
 
 
-def test_precision_and_forced_sci_mode() -> None:
+def test_precision_and_forced_sci_mode(default_device) -> None:
     set_printoptions(precision=2, sci_mode=True)
     assert ours(np.array([1.0, 2.5], dtype=np.float32)) == "tensor([1.00e+00, 2.50e+00])"
     set_printoptions(profile="default", sci_mode=False)
     assert ours(np.array([1e-5, 1.0], dtype=np.float32)) == "tensor([0.0000, 1.0000])"
 
 
-def test_short_profile() -> None:
+def test_short_profile(default_device) -> None:
     set_printoptions(profile="short")
     assert ours(np.arange(2000, dtype=np.float32) / 3) == (
         "tensor([0.00e+00, 3.33e-01,  ..., 6.66e+02, 6.66e+02])")
 
 
-def test_full_profile_never_summarises() -> None:
+def test_full_profile_never_summarises(default_device) -> None:
     set_printoptions(profile="full")
     assert "..." not in ours(np.arange(1001))
     assert ours(np.arange(1001)).count(",") == 1000
 
 
-def test_linewidth_wraps_vectors() -> None:
+def test_linewidth_wraps_vectors(default_device) -> None:
     set_printoptions(linewidth=30)
     assert ours(np.arange(12, dtype=np.float32)) == (
         "tensor([ 0.,  1.,  2.,  3.,\n"
@@ -305,14 +305,14 @@ def test_linewidth_wraps_vectors() -> None:
     )
 
 
-def test_get_printoptions_defaults_and_copy() -> None:
+def test_get_printoptions_defaults_and_copy(default_device) -> None:
     options = get_printoptions()
     assert options == DEFAULT_OPTIONS
     options["precision"] = 99          # a copy: changing it changes nothing
     assert get_printoptions() == DEFAULT_OPTIONS
 
 
-def test_set_printoptions_profiles_and_overrides() -> None:
+def test_set_printoptions_profiles_and_overrides(default_device) -> None:
     set_printoptions(profile="short")
     assert get_printoptions() == {**DEFAULT_OPTIONS, "precision": 2, "edgeitems": 2}
     set_printoptions(profile="full", precision=6)   # explicit option beats profile
@@ -328,12 +328,12 @@ def test_set_printoptions_profiles_and_overrides() -> None:
     assert get_printoptions() == DEFAULT_OPTIONS
 
 
-def test_unknown_kind_is_rejected() -> None:
+def test_unknown_kind_is_rejected(default_device) -> None:
     with pytest.raises(ValueError, match="kind"):
         format_tensor(np.array([1.0]), kind="complex", suffixes=[])
 
 
-def test_kind_decides_the_style() -> None:
+def test_kind_decides_the_style(default_device) -> None:
     # A tensor's dtype category wins over the NumPy dtype that carries it.
     assert format_tensor(np.array([1, 2]), kind="float", suffixes=[]) == "tensor([1., 2.])"
     assert format_tensor(np.array([1, 0]), kind="bool", suffixes=[]) == "tensor([ True, False])"
@@ -345,14 +345,14 @@ def test_kind_decides_the_style() -> None:
 
 @PROPERTY_SETTINGS
 @given(array=any_arrays())
-def test_matches_torch_with_default_options(array: np.ndarray) -> None:
+def test_matches_torch_with_default_options(default_device, array: np.ndarray) -> None:
     torch = pytest.importorskip("torch")
     assert as_torch(array) == repr(tensor_from(torch, array))
 
 
 @PROPERTY_SETTINGS
 @given(array=any_arrays(max_dims=4, max_side=8), options=print_options)
-def test_matches_torch_with_printoptions(array: np.ndarray, options: dict) -> None:
+def test_matches_torch_with_printoptions(default_device, array: np.ndarray, options: dict) -> None:
     torch = pytest.importorskip("torch")
     with printoptions(torch, **options):
         assert as_torch(array) == repr(tensor_from(torch, array))
@@ -360,7 +360,7 @@ def test_matches_torch_with_printoptions(array: np.ndarray, options: dict) -> No
 
 @PROPERTY_SETTINGS
 @given(array=float_arrays(), options=print_options, use_grad_fn=st.booleans())
-def test_matches_torch_with_autograd_suffixes(array: np.ndarray, options: dict,
+def test_matches_torch_with_autograd_suffixes(default_device, array: np.ndarray, options: dict,
                                               use_grad_fn: bool) -> None:
     torch = pytest.importorskip("torch")
     leaf = tensor_from(torch, array).requires_grad_()
@@ -374,7 +374,7 @@ def test_matches_torch_with_autograd_suffixes(array: np.ndarray, options: dict,
 
 @PROPERTY_SETTINGS
 @given(array=float_arrays(), options=print_options)
-def test_matches_torch_parameter_repr(array: np.ndarray, options: dict) -> None:
+def test_matches_torch_parameter_repr(default_device, array: np.ndarray, options: dict) -> None:
     torch = pytest.importorskip("torch")
     parameter = torch.nn.Parameter(tensor_from(torch, array))
     with printoptions(torch, **options):
@@ -386,7 +386,7 @@ def test_matches_torch_parameter_repr(array: np.ndarray, options: dict) -> None:
 @pytest.mark.parametrize("shape", [(2000,), (40, 50), (3, 400), (1, 1001),
                                    (11, 11, 11), (2, 3, 4, 50), (1000,)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int16, np.bool_])
-def test_large_arrays_match_torch(shape: tuple[int, ...], dtype: Any) -> None:
+def test_large_arrays_match_torch(default_device, shape: tuple[int, ...], dtype: Any) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(sum(shape))
     array = (rng.standard_normal(shape) * 50).astype(dtype)
@@ -394,7 +394,7 @@ def test_large_arrays_match_torch(shape: tuple[int, ...], dtype: Any) -> None:
 
 
 @pytest.mark.parametrize("profile", ["default", "short", "full"])
-def test_profiles_match_torch(profile: str) -> None:
+def test_profiles_match_torch(default_device, profile: str) -> None:
     torch = pytest.importorskip("torch")
     with printoptions(torch, profile=profile):
         assert get_printoptions() == torch._tensor_str.get_printoptions()

@@ -76,12 +76,12 @@ def _randint(n, low, high, seed=0, offset=0):
 
 @pytest.mark.parametrize("seed", [0, 1, 42, -1, 2**64 - 1, 2**63])
 @pytest.mark.parametrize("counter", [0, 1, 2, 12345, 2**63, 2**64 - 1])
-def test_random_bits_matches_reference(seed, counter):
+def test_random_bits_matches_reference(default_device, seed, counter):
     got = int(rng.random_bits(_as_numba_int(seed), _as_numba_int(counter)))
     assert got == _ref_random_bits(seed, counter)
 
 
-def test_random_bits_golden_values():
+def test_random_bits_golden_values(default_device):
     # Pinned so that other backends (CUDA) can check bit-identical streams.
     assert [_ref_random_bits(0, c) for c in range(3)] == [
         0x3B9D11EB55856BAF, 0x871B275E2C983E04, 0x3AF8798E18F8977E]
@@ -90,18 +90,18 @@ def test_random_bits_golden_values():
     assert int(rng.random_bits(0, 0)) == 0x3B9D11EB55856BAF
 
 
-def test_negative_seed_wraps_like_uint64():
+def test_negative_seed_wraps_like_uint64(default_device):
     assert int(rng.random_bits(-1, 5)) == int(rng.random_bits(np.uint64(2**64 - 1), 5))
 
 
-def test_bit_balance():
+def test_bit_balance(default_device):
     bits = np.array([_ref_random_bits(7, c) for c in range(2000)], dtype=np.uint64)
     ones = np.unpackbits(bits.view(np.uint8)).reshape(len(bits), 64).mean(axis=0)
     # each bit position is 1 about half the time (sd = 0.011)
     assert np.all(np.abs(ones - 0.5) < 0.06)
 
 
-def test_mulhi64_matches_python_ints():
+def test_mulhi64_matches_python_ints(default_device):
     numpy_rng = np.random.default_rng(0)
     values = [0, 1, 2**32 - 1, 2**32, 2**63, 2**64 - 1] + [
         int(x) for x in numpy_rng.integers(0, 2**64, size=20, dtype=np.uint64)]
@@ -110,7 +110,7 @@ def test_mulhi64_matches_python_ints():
             assert int(rng.mulhi64(np.uint64(a), np.uint64(b))) == (a * b) >> 64
 
 
-def test_float_conversions_ranges():
+def test_float_conversions_ranges(default_device):
     top = np.uint64(2**64 - 1)
     zero = np.uint64(0)
     assert rng.bits_to_float64(zero) == 0.0
@@ -121,7 +121,7 @@ def test_float_conversions_ranges():
     assert rng.bits_to_open_float64(top) == 1.0
 
 
-def test_counter_helpers():
+def test_counter_helpers(default_device):
     assert [normal_counters(n) for n in range(5)] == [0, 2, 2, 4, 4]
     assert multinomial_counters(3, 5, 2, True) == 6
     assert multinomial_counters(3, 5, 2, False) == 15
@@ -131,7 +131,7 @@ def test_counter_helpers():
 # Determinism and counter bookkeeping.
 # --------------------------------------------------------------------------
 
-def test_uniform_deterministic_and_offset_sensitive():
+def test_uniform_deterministic_and_offset_sensitive(default_device):
     a = _uniform(1000, seed=3, offset=7)
     b = _uniform(1000, seed=3, offset=7)
     np.testing.assert_array_equal(a, b)
@@ -142,21 +142,21 @@ def test_uniform_deterministic_and_offset_sensitive():
     np.testing.assert_array_equal(a[:20], expected)
 
 
-def test_uniform_offset_continuation():
+def test_uniform_offset_continuation(default_device):
     whole = _uniform(20, seed=11, offset=100)
     parts = np.concatenate([_uniform(10, seed=11, offset=100),
                             _uniform(10, seed=11, offset=110)])
     np.testing.assert_array_equal(whole, parts)
 
 
-def test_offset_wraps_around_2_pow_64():
+def test_offset_wraps_around_2_pow_64(default_device):
     start = 2**64 - 3
     whole = _uniform(6, offset=np.uint64(start))
     parts = np.concatenate([_uniform(3, offset=np.uint64(start)), _uniform(3, offset=0)])
     np.testing.assert_array_equal(whole, parts)
 
 
-def test_normal_offset_continuation():
+def test_normal_offset_continuation(default_device):
     assert normal_counters(10) == 10
     whole = _normal(21, seed=5, offset=40)
     parts = np.concatenate([_normal(10, seed=5, offset=40),
@@ -166,7 +166,7 @@ def test_normal_offset_continuation():
     np.testing.assert_array_equal(_normal(7, seed=5, offset=40), whole[:7])
 
 
-def test_randint_and_bernoulli_offset_continuation():
+def test_randint_and_bernoulli_offset_continuation(default_device):
     whole = _randint(30, -10, 10, seed=1, offset=9)
     parts = np.concatenate([_randint(12, -10, 10, seed=1, offset=9),
                             _randint(18, -10, 10, seed=1, offset=21)])
@@ -182,7 +182,7 @@ def test_randint_and_bernoulli_offset_continuation():
     np.testing.assert_array_equal(w, np.concatenate([p1, p2]))
 
 
-def test_results_do_not_depend_on_thread_count():
+def test_results_do_not_depend_on_thread_count(default_device):
     before = numba.get_num_threads()
     a = _normal(10_001, seed=9)
     try:
@@ -197,7 +197,7 @@ def test_results_do_not_depend_on_thread_count():
 # Uniform.
 # --------------------------------------------------------------------------
 
-def test_uniform_statistics():
+def test_uniform_statistics(default_device):
     u = _uniform(N, seed=123)
     assert u.min() >= 0.0 and u.max() < 1.0
     assert abs(u.mean() - 0.5) < 0.005                 # sd 0.0009
@@ -207,14 +207,14 @@ def test_uniform_statistics():
     assert chi2 < 40                                   # df=9, 99.9% quantile 27.9
 
 
-def test_uniform_low_high():
+def test_uniform_low_high(default_device):
     x = _uniform(N, seed=1, low=-3.0, high=5.0)
     assert x.min() >= -3.0 and x.max() < 5.0
     assert abs(x.mean() - 1.0) < 0.04
     assert x.min() < -2.99 and x.max() > 4.99
 
 
-def test_uniform_float32_uses_24_bits():
+def test_uniform_float32_uses_24_bits(default_device):
     u32 = _uniform(N, seed=8, dtype=np.float32)
     u64 = _uniform(N, seed=8, dtype=np.float64)
     assert u32.dtype == np.float32
@@ -232,7 +232,7 @@ def test_uniform_float32_uses_24_bits():
 # Normal.
 # --------------------------------------------------------------------------
 
-def test_normal_statistics():
+def test_normal_statistics(default_device):
     z = _normal(N, seed=77)
     assert np.all(np.isfinite(z))
     assert abs(z.mean()) < 0.02                        # sd 0.003
@@ -244,7 +244,7 @@ def test_normal_statistics():
     assert abs(np.corrcoef(z[0::2], z[1::2])[0, 1]) < 0.03
 
 
-def test_normal_mean_std_and_float32():
+def test_normal_mean_std_and_float32(default_device):
     x64 = _normal(N, seed=4, mean=3.0, std=2.0)
     assert abs(x64.mean() - 3.0) < 0.04
     assert abs(x64.std() - 2.0) < 0.04
@@ -257,7 +257,7 @@ def test_normal_mean_std_and_float32():
 # Randint.
 # --------------------------------------------------------------------------
 
-def test_randint_small_range_chi_square():
+def test_randint_small_range_chi_square(default_device):
     x = _randint(N, -5, 5, seed=21)
     assert x.min() == -5 and x.max() == 4
     counts = np.bincount(x + 5, minlength=10)
@@ -265,11 +265,11 @@ def test_randint_small_range_chi_square():
     assert chi2 < 40                                   # df=9, 99.9% quantile 27.9
 
 
-def test_randint_single_value():
+def test_randint_single_value(default_device):
     np.testing.assert_array_equal(_randint(100, 7, 8), np.full(100, 7))
 
 
-def test_randint_huge_ranges():
+def test_randint_huge_ranges(default_device):
     x = _randint(20_000, 0, 2**63 - 1, seed=3)
     assert x.min() >= 0
     assert abs(np.mean(x >= 2**62) - 0.5) < 0.03
@@ -278,7 +278,7 @@ def test_randint_huge_ranges():
     assert abs(np.mean(y.astype(np.float64)) / 2.0**63) < 0.03
 
 
-def test_randint_is_unbiased_for_awkward_span():
+def test_randint_is_unbiased_for_awkward_span(default_device):
     # span = 3 * 2**61: multiply-shift *without* rejection would give the
     # residues mod 3 probabilities 3/8, 3/8, 2/8.  With rejection: 1/3 each.
     span = 3 * 2**61
@@ -293,7 +293,7 @@ def test_randint_is_unbiased_for_awkward_span():
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("prob_dtype", [np.float32, np.float64])
-def test_bernoulli_frequencies(prob_dtype):
+def test_bernoulli_frequencies(default_device, prob_dtype):
     probs = np.repeat(np.array([0.0, 0.3, 1.0, 0.9], dtype=prob_dtype), N // 4)
     out = np.empty(len(probs), dtype=np.bool_)
     rk.fill_bernoulli(out, probs, 31, 0)
@@ -304,7 +304,7 @@ def test_bernoulli_frequencies(prob_dtype):
     assert abs(parts[3].mean() - 0.9) < 0.01           # sd 0.0019
 
 
-def test_bernoulli_scalar():
+def test_bernoulli_scalar(default_device):
     out = np.empty(N, dtype=np.bool_)
     rk.fill_bernoulli_scalar(out, 0.25, 5, 3)
     assert abs(out.mean() - 0.25) < 0.01
@@ -322,13 +322,13 @@ def test_bernoulli_scalar():
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n", [1, 2, 3, 10, 1000])
-def test_randperm_is_a_permutation(n):
+def test_randperm_is_a_permutation(default_device, n):
     out = np.empty(n, dtype=np.int64)
     rk.randperm(out, 17, 0)
     np.testing.assert_array_equal(np.sort(out), np.arange(n))
 
 
-def test_randperm_deterministic():
+def test_randperm_deterministic(default_device):
     a = np.empty(50, dtype=np.int64)
     b = np.empty(50, dtype=np.int64)
     rk.randperm(a, 1, 2)
@@ -338,7 +338,7 @@ def test_randperm_deterministic():
     assert not np.array_equal(a, b)
 
 
-def test_randperm_uniform_over_all_orders():
+def test_randperm_uniform_over_all_orders(default_device):
     n, trials = 4, 24_000
     index = {p: k for k, p in enumerate(permutations(range(n)))}
     counts = np.zeros(len(index))
@@ -355,7 +355,7 @@ def test_randperm_uniform_over_all_orders():
 # Multinomial.
 # --------------------------------------------------------------------------
 
-def test_multinomial_with_replacement_frequencies():
+def test_multinomial_with_replacement_frequencies(default_device):
     probs = np.array([[1.0, 2.0, 3.0, 4.0], [0.0, 5.0, 0.0, 5.0]])
     out = np.empty((2, N), dtype=np.int64)
     rk.multinomial(probs, N, True, out, 13, 0)
@@ -366,14 +366,14 @@ def test_multinomial_with_replacement_frequencies():
     assert abs(f1[1] - 0.5) < 0.01
 
 
-def test_multinomial_with_replacement_trailing_zero_weight():
+def test_multinomial_with_replacement_trailing_zero_weight(default_device):
     probs = np.array([[0.5, 0.5, 0.0]])
     out = np.empty((1, 10_000), dtype=np.int64)
     rk.multinomial(probs, 10_000, True, out, 0, 0)
     assert set(np.unique(out)) <= {0, 1}
 
 
-def test_multinomial_without_replacement():
+def test_multinomial_without_replacement(default_device):
     p = np.array([1.0, 2.0, 3.0, 4.0]) / 10.0
     rows = 20_000
     probs = np.ascontiguousarray(np.tile(p * 7.0, (rows, 1)))   # unnormalised
@@ -389,7 +389,7 @@ def test_multinomial_without_replacement():
     np.testing.assert_allclose(second, second_expected, atol=0.015)
 
 
-def test_multinomial_without_replacement_full_draw_and_zeros():
+def test_multinomial_without_replacement_full_draw_and_zeros(default_device):
     probs = np.array([[1.0, 1.0, 1.0, 1.0, 1.0], [0.0, 2.0, 0.0, 1.0, 3.0]])
     out = np.empty((2, 3), dtype=np.int64)
     for t in range(20):
@@ -401,7 +401,7 @@ def test_multinomial_without_replacement_full_draw_and_zeros():
     assert sorted(full[0]) == [0, 1, 2, 3, 4]
 
 
-def test_multinomial_rows_use_separate_counters():
+def test_multinomial_rows_use_separate_counters(default_device):
     probs = np.ones((3, 6))
     a = np.empty((3, 4), dtype=np.int64)
     rk.multinomial(probs, 4, True, a, 1, 0)
@@ -420,7 +420,7 @@ def test_multinomial_rows_use_separate_counters():
 # Empty outputs.
 # --------------------------------------------------------------------------
 
-def test_empty_outputs():
+def test_empty_outputs(default_device):
     for dtype in (np.float32, np.float64):
         assert _uniform(0, dtype=dtype).shape == (0,)
         assert _normal(0, dtype=dtype).shape == (0,)

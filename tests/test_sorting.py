@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitorch as torch
+from device_checks import matches_cpu_gradients
 
 pytestmark = pytest.mark.ops
 
@@ -48,7 +49,12 @@ def reference_sort(x: np.ndarray, dim: int, descending: bool):
 
 
 def gradcheck(fn, a, eps=1e-6):
+    """Autograd's gradient of ``sum(fn(x) * w)`` against central differences
+    (on ``cuda``: against the CPU's, see ``device_checks.matches_cpu_gradients``)."""
     x = torch.tensor(a, requires_grad=True)
+    if x.device.type != "cpu":
+        matches_cpu_gradients(fn, [x])
+        return
     out = fn(x)
     w = np.cos(np.arange(out.numel()) + 0.5).reshape(tuple(out.shape))
     (out * torch.tensor(w)).sum().backward()
@@ -60,7 +66,7 @@ def gradcheck(fn, a, eps=1e-6):
         hi = (fn(torch.tensor(p.reshape(a.shape))) * torch.tensor(w)).sum().item()
         lo = (fn(torch.tensor(m.reshape(a.shape))) * torch.tensor(w)).sum().item()
         numeric[i] = (hi - lo) / (2 * eps)
-    np.testing.assert_allclose(x.grad.numpy(), numeric.reshape(a.shape), atol=1e-6)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), numeric.reshape(a.shape), atol=1e-6)
 
 
 @st.composite
@@ -75,27 +81,27 @@ def array_and_dim(draw, dtype=np.float64, elements=values):
 # ---------------------------------------------------------------------------
 @SETTINGS
 @given(array_and_dim(), st.booleans())
-def test_sort_matches_stable_reference(case, descending):
+def test_sort_matches_stable_reference(default_device, case, descending):
     a, dim, contiguous = case
     t = as_tensor(a, contiguous)
     vals, idx = torch.sort(t, dim, descending=descending, stable=True)
     ev, ei = reference_sort(a, dim % max(a.ndim, 1), descending)
-    np.testing.assert_array_equal(vals.numpy(), ev)
-    np.testing.assert_array_equal(idx.numpy(), ei)
+    np.testing.assert_array_equal(vals.cpu().numpy(), ev)
+    np.testing.assert_array_equal(idx.cpu().numpy(), ei)
     assert idx.dtype == torch.int64 and vals.dtype == t.dtype
-    np.testing.assert_array_equal(t.argsort(dim, descending).numpy(), ei)
-    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.argsort(dim, descending).cpu().numpy(), ei)
+    np.testing.assert_array_equal(t.cpu().numpy(), a)
 
 
 @SETTINGS
 @given(array_and_dim(np.int64, st.integers(-3, 3)), st.booleans())
-def test_sort_integers_matches_numpy(case, descending):
+def test_sort_integers_matches_numpy(default_device, case, descending):
     a, dim, contiguous = case
     vals, idx = as_tensor(a, contiguous).sort(dim=dim, descending=descending)
     if a.ndim:
         key = -a if descending else a
-        np.testing.assert_array_equal(idx.numpy(), np.argsort(key, axis=dim, kind="stable"))
-        np.testing.assert_array_equal(vals.numpy(), np.take_along_axis(a, idx.numpy(), dim))
+        np.testing.assert_array_equal(idx.cpu().numpy(), np.argsort(key, axis=dim, kind="stable"))
+        np.testing.assert_array_equal(vals.cpu().numpy(), np.take_along_axis(a, idx.cpu().numpy(), dim))
 
 
 def test_sort_nan_inf_bool_and_scalars(default_device):
@@ -123,22 +129,22 @@ def test_sort_nan_inf_bool_and_scalars(default_device):
 # topk / kthvalue / median
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("largest", [True, False])
-def test_topk_selection_equals_stable_sort_prefix(largest):
+def test_topk_selection_equals_stable_sort_prefix(default_device, largest):
     # small k selects in one pass, large k sorts: both must give a stable sort's prefix
     rs = np.random.RandomState(5)
     a = rs.choice([0.0, 1.0, 2.0, np.nan, -np.inf], size=(3, 300))
     full_v, full_i = torch.tensor(a).sort(1, descending=largest, stable=True)
     for k in (1, 7, 64, 65, 299):
         v, i = torch.tensor(a).topk(k, 1, largest=largest)
-        np.testing.assert_array_equal(i.numpy(), full_i.numpy()[:, :k])
-        np.testing.assert_array_equal(v.numpy(), full_v.numpy()[:, :k])
+        np.testing.assert_array_equal(i.cpu().numpy(), full_i.cpu().numpy()[:, :k])
+        np.testing.assert_array_equal(v.cpu().numpy(), full_v.cpu().numpy()[:, :k])
     kv = torch.tensor(a).kthvalue(5, 1)
-    np.testing.assert_array_equal(kv.indices.numpy(), torch.tensor(a).sort(1).indices[:, 4].numpy())
+    np.testing.assert_array_equal(kv.indices.cpu().numpy(), torch.tensor(a).sort(1).indices[:, 4].cpu().numpy())
 
 
 @SETTINGS
 @given(array_and_dim(), st.booleans(), st.data())
-def test_topk_and_kthvalue_match_reference(case, largest, data):
+def test_topk_and_kthvalue_match_reference(default_device, case, largest, data):
     a, dim, contiguous = case
     t = as_tensor(a, contiguous)
     d = dim % max(a.ndim, 1)
@@ -147,21 +153,21 @@ def test_topk_and_kthvalue_match_reference(case, largest, data):
     vals, idx = t.topk(k, dim, largest=largest)
     ev, _ = reference_sort(a, d, largest)
     expected = np.take(ev, np.arange(k), axis=d) if a.ndim else ev
-    np.testing.assert_array_equal(vals.numpy(), expected)
+    np.testing.assert_array_equal(vals.cpu().numpy(), expected)
     if a.ndim:       # indices point at the values they name
-        np.testing.assert_array_equal(np.take_along_axis(a, idx.numpy(), d), vals.numpy())
+        np.testing.assert_array_equal(np.take_along_axis(a, idx.cpu().numpy(), d), vals.cpu().numpy())
     if n and k:
         kv = t.kthvalue(k, dim, keepdim=True)
         asc, _ = reference_sort(a, d, False)
         want = np.take(asc, [k - 1], axis=d) if a.ndim else asc
-        np.testing.assert_array_equal(kv.values.numpy(), want)
+        np.testing.assert_array_equal(kv.values.cpu().numpy(), want)
         if a.ndim:
-            np.testing.assert_array_equal(np.take_along_axis(a, kv.indices.numpy(), d), want)
+            np.testing.assert_array_equal(np.take_along_axis(a, kv.indices.cpu().numpy(), d), want)
 
 
 @SETTINGS
 @given(array_and_dim(elements=st.floats(-4, 4) | st.just(math.nan)))
-def test_median_is_lower_median_and_propagates_nan(case):
+def test_median_is_lower_median_and_propagates_nan(default_device, case):
     a, dim, contiguous = case
     t = as_tensor(a, contiguous)
     flat = np.sort(a.reshape(-1))
@@ -179,9 +185,9 @@ def test_median_is_lower_median_and_propagates_nan(case):
     srt = np.sort(moved, axis=-1)
     lower = srt[..., (moved.shape[-1] - 1) // 2]
     expected = np.where(np.isnan(moved).any(-1), np.nan, lower)
-    np.testing.assert_array_equal(vals.numpy(), expected)
+    np.testing.assert_array_equal(vals.cpu().numpy(), expected)
     if a.ndim:
-        picked = np.take_along_axis(moved, np.expand_dims(idx.numpy(), -1), -1)[..., 0]
+        picked = np.take_along_axis(moved, np.expand_dims(idx.cpu().numpy(), -1), -1)[..., 0]
         np.testing.assert_array_equal(picked, expected)
 
 
@@ -202,18 +208,18 @@ def test_median_and_kthvalue_details(default_device):
 # ---------------------------------------------------------------------------
 @SETTINGS
 @given(hnp.arrays(np.float64, any_shape, elements=values))
-def test_unique_matches_numpy(a):
+def test_unique_matches_numpy(default_device, a):
     t = torch.tensor(a)
     u, inv, cnt = torch.unique(t, return_inverse=True, return_counts=True)
     eu, einv, ecnt = np.unique(a, return_inverse=True, return_counts=True, equal_nan=False)
-    np.testing.assert_array_equal(u.numpy(), eu)
-    np.testing.assert_array_equal(cnt.numpy(), ecnt)
+    np.testing.assert_array_equal(u.cpu().numpy(), eu)
+    np.testing.assert_array_equal(cnt.cpu().numpy(), ecnt)
     assert inv.shape == a.shape
-    np.testing.assert_array_equal(u.numpy()[inv.numpy()], a)      # result[inverse] == input
-    nan_groups = inv.numpy()[np.isnan(a)]
+    np.testing.assert_array_equal(u.cpu().numpy()[inv.cpu().numpy()], a)      # result[inverse] == input
+    nan_groups = inv.cpu().numpy()[np.isnan(a)]
     assert len(set(nan_groups.tolist())) == nan_groups.size        # every NaN is distinct
     finite = ~np.isnan(a)
-    np.testing.assert_array_equal(inv.numpy()[finite], einv.reshape(a.shape)[finite])
+    np.testing.assert_array_equal(inv.cpu().numpy()[finite], einv.reshape(a.shape)[finite])
 
 
 def test_unique_forms_and_dim(default_device):
@@ -249,7 +255,7 @@ A = np.random.RandomState(0).permutation(24).reshape(2, 3, 4) / 7.0     # no tie
     lambda x: x.median().reshape(1),
     lambda x: x.msort(),
 ])
-def test_gradients_match_finite_differences(fn):
+def test_gradients_match_finite_differences(default_device, fn):
     gradcheck(fn, A)
 
 

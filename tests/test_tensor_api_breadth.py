@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minitorch as torch
-from minitorch.autograd import gradcheck
+from device_checks import gradcheck
 
 pytestmark = pytest.mark.ops
 
@@ -22,14 +22,14 @@ def _t(a, requires_grad=False):
 
 
 def _close(got, expected, **kw):
-    np.testing.assert_allclose(got.numpy() if hasattr(got, "numpy") else got, expected, **kw)
+    np.testing.assert_allclose(got.cpu().numpy() if hasattr(got, "numpy") else got, expected, **kw)
 
 
 # ---------------------------------------------------------------------------
 # matrices built from tensors
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("k", [-1, 0, 2])
-def test_tril_triu(k):
+def test_tril_triu(default_device, k):
     a = RNG.standard_normal((2, 3, 4))
     _close(torch.tril(_t(a), k), np.tril(a, k))
     _close(_t(a).triu(k), np.triu(a, k))
@@ -41,7 +41,7 @@ def test_tril_triu(k):
     _close(torch.triu_indices(3, 4, k), np.stack(np.triu_indices(3, k, 4)))
 
 
-def test_diagonal_builders():
+def test_diagonal_builders(default_device):
     v = RNG.standard_normal(3)
     for k in (-1, 0, 2):
         _close(torch.diag(_t(v), k), np.diag(v, k))
@@ -74,7 +74,7 @@ def test_diagonal_builders():
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
-def test_scatter_reduce_values_and_gradients(reduce, include_self):
+def test_scatter_reduce_values_and_gradients(default_device, reduce, include_self):
     x = RNG.standard_normal((3, 4))
     src = RNG.standard_normal((5, 4))
     idx = RNG.integers(0, 3, (5, 4))
@@ -95,7 +95,7 @@ def test_scatter_reduce_values_and_gradients(reduce, include_self):
                      (_t(x, True), _t(src, True)))
 
 
-def test_scatter_reduce_matches_torch_gradient_with_ties():
+def test_scatter_reduce_matches_torch_gradient_with_ties(default_device):
     real = pytest.importorskip("torch")
     x = np.array([[1.0, 2.0], [3.0, 4.0]])
     src = np.array([[1.0, 5.0], [1.0, 0.0]])
@@ -109,10 +109,10 @@ def test_scatter_reduce_matches_torch_gradient_with_ties():
             real.scatter_reduce(theirs[0], 0, real.tensor(idx), theirs[1], reduce,
                                 include_self=inc).sum().backward()
             for a, b in zip(ours, theirs):
-                _close(a.grad, b.grad.numpy())
+                _close(a.grad, b.grad.cpu().numpy())
 
 
-def test_index_reduce_and_put():
+def test_index_reduce_and_put(default_device):
     x = torch.arange(6.0).reshape(2, 3)
     got = x.index_reduce(0, _t([0, 0]), torch.full((2, 3), 10.0), "amax")
     _close(got, [[10, 10, 10], [3, 4, 5]])
@@ -127,7 +127,7 @@ def test_index_reduce_and_put():
 # ---------------------------------------------------------------------------
 # scans and counts
 # ---------------------------------------------------------------------------
-def test_cummax_cummin_logcumsumexp():
+def test_cummax_cummin_logcumsumexp(default_device):
     x = np.array([1.0, 3.0, 3.0, 2.0, math.nan, 5.0])
     values, indices = torch.cummax(_t(x), 0)
     _close(values, [1, 3, 3, 3, math.nan, math.nan])
@@ -144,7 +144,7 @@ def test_cummax_cummin_logcumsumexp():
     assert gradcheck(lambda t: torch.cummax(t, 1).values, (_t(a, True),))
 
 
-def test_histc_bincount_searchsorted_bucketize():
+def test_histc_bincount_searchsorted_bucketize(default_device):
     x = RNG.standard_normal(50)
     _close(torch.histc(_t(x), bins=5, min=-1, max=1), np.histogram(x, 5, (-1, 1))[0])
     _close(torch.histc(_t(x), bins=4), np.histogram(x, 4)[0])
@@ -163,7 +163,7 @@ def test_histc_bincount_searchsorted_bucketize():
     assert torch.searchsorted(_t(seq), _t(vals), out_int32=True).dtype is torch.int32
 
 
-def test_unique_consecutive():
+def test_unique_consecutive(default_device):
     x = _t([1, 1, 2, 2, 3, 1, 1, 2])
     out, inverse, counts = torch.unique_consecutive(x, return_inverse=True, return_counts=True)
     assert out.tolist() == [1, 2, 3, 1, 2]
@@ -176,7 +176,7 @@ def test_unique_consecutive():
 # ---------------------------------------------------------------------------
 # rearranging
 # ---------------------------------------------------------------------------
-def test_rearranging_matches_numpy():
+def test_rearranging_matches_numpy(default_device):
     a = RNG.standard_normal((2, 3, 4))
     for k in range(-1, 4):
         _close(torch.rot90(_t(a), k, (1, 2)), np.rot90(a, k, (1, 2)))
@@ -208,7 +208,7 @@ def test_rearranging_matches_numpy():
 # ---------------------------------------------------------------------------
 # math built from ops, and aliases
 # ---------------------------------------------------------------------------
-def test_composite_math_matches_numpy():
+def test_composite_math_matches_numpy(default_device):
     a, b = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))
     _close(torch.logaddexp(_t(a), _t(b)), np.logaddexp(a, b))
     _close(torch.logaddexp2(_t(a), _t(b)), np.logaddexp2(a, b))
@@ -230,7 +230,7 @@ def test_composite_math_matches_numpy():
     assert gradcheck(lambda x: torch.cdist(x, _t(b)), (_t(a, True),))
 
 
-def test_aliases_and_inplace_variants():
+def test_aliases_and_inplace_variants(default_device):
     x = _t(np.array([0.5, 2.0]))
     _close(x.arccosh() if False else torch.arcsinh(x), np.arcsinh([0.5, 2.0]))
     y = x.clone()
@@ -243,7 +243,7 @@ def test_aliases_and_inplace_variants():
     assert torch.positive(x) is x
 
 
-def test_matches_torch_where_installed():
+def test_matches_torch_where_installed(default_device):
     real = pytest.importorskip("torch")
     a = RNG.standard_normal((3, 4))
     for name, args in [("tril", (1,)), ("triu", (-1,)), ("rot90", (3,)), ("logcumsumexp", (0,)),
@@ -252,20 +252,20 @@ def test_matches_torch_where_installed():
         ours_extra = (_t(a),) if name == "kron" else ()
         ours = getattr(torch, name)(_t(a), *ours_extra, *args)
         theirs = getattr(real, name)(real.tensor(a), *extra, *args)
-        _close(ours, theirs.numpy(), rtol=1e-12, err_msg=name)
+        _close(ours, theirs.cpu().numpy(), rtol=1e-12, err_msg=name)
     v, i = torch.cummax(_t(a), 1)
     rv, ri = real.cummax(real.tensor(a), 1)
-    _close(v, rv.numpy())
-    _close(i, ri.numpy())
+    _close(v, rv.cpu().numpy())
+    _close(i, ri.cpu().numpy())
     h = torch.histc(_t(a), bins=7)
-    _close(h, real.histc(real.tensor(a), bins=7).numpy())
+    _close(h, real.histc(real.tensor(a), bins=7).cpu().numpy())
     assert h.dtype is torch.float64
 
 
 # ---------------------------------------------------------------------------
 # tensor_extras: views, *_scatter, quantiles, torch-level helpers
 # ---------------------------------------------------------------------------
-def test_unfold_is_a_view_of_windows():
+def test_unfold_is_a_view_of_windows(default_device):
     x = torch.arange(10.0)
     w = x.unfold(0, 4, 3)
     _close(w, np.lib.stride_tricks.sliding_window_view(np.arange(10.0), 4)[::3])
@@ -274,7 +274,7 @@ def test_unfold_is_a_view_of_windows():
     assert gradcheck(lambda t: t.unfold(1, 2, 1), (_t(RNG.standard_normal((2, 4)), True),))
 
 
-def test_inplace_view_methods_change_the_header():
+def test_inplace_view_methods_change_the_header(default_device):
     x = torch.arange(6.0).reshape(2, 3)
     assert x.t_() is x and x.shape == (3, 2) and x[0, 1].item() == 3.0
     x.unsqueeze_(0).squeeze_(0)
@@ -287,7 +287,7 @@ def test_inplace_view_methods_change_the_header():
     assert w.grad.tolist() == [[2.0] * 3] * 2
 
 
-def test_scatter_views_and_fill_diagonal():
+def test_scatter_views_and_fill_diagonal(default_device):
     a = RNG.standard_normal((3, 4))
     expected = a.copy()
     expected[1] = 0
@@ -308,7 +308,7 @@ def test_scatter_views_and_fill_diagonal():
                      (_t(a, True), _t(RNG.standard_normal(3), True)))
 
 
-def test_quantiles_and_nan_aware_reductions():
+def test_quantiles_and_nan_aware_reductions(default_device):
     a = RNG.standard_normal((3, 6))
     for method in ("linear", "lower", "higher", "midpoint", "nearest"):
         _close(torch.quantile(_t(a), torch.tensor([0.25, 0.5], dtype=torch.float64), dim=1,
@@ -323,7 +323,7 @@ def test_quantiles_and_nan_aware_reductions():
     _close(values, [np.sort(r[~np.isnan(r)])[(np.sum(~np.isnan(r)) - 1) // 2] for r in a])
 
 
-def test_torch_level_helpers():
+def test_torch_level_helpers(default_device):
     a = RNG.standard_normal((3, 5))
     hist, edges = torch.histogram(_t(a), 4)
     nh, ne = np.histogram(a, 4)
@@ -341,7 +341,7 @@ def test_torch_level_helpers():
     _close(torch.bitwise_right_shift(_t([-5, 5]), 1), [-3, 2])
 
 
-def test_matrix_exp():
+def test_matrix_exp(default_device):
     a = RNG.standard_normal((2, 3, 3))
     # exp of a matrix with known answer: a rotation generator.
     theta = 0.7
@@ -354,7 +354,7 @@ def test_matrix_exp():
     assert gradcheck(torch.linalg.matrix_exp, (_t(a, True),))
 
 
-def test_random_fills_follow_their_distributions():
+def test_random_fills_follow_their_distributions(default_device):
     torch.manual_seed(0)
     t = torch.empty(4000, dtype=torch.float64)
     assert abs(t.cauchy_(2.0).median().item() - 2.0) < 0.15
@@ -363,7 +363,7 @@ def test_random_fills_follow_their_distributions():
     assert g.min().item() >= 1 and abs(g.mean().item() - 4.0) < 0.3
 
 
-def test_mode_picks_smallest_most_frequent_and_its_last_index():
+def test_mode_picks_smallest_most_frequent_and_its_last_index(default_device):
     values, indices = torch.mode(_t([[3, 1, 3, 1, 2], [5, 5, 0, 0, 0]]), 1)
     assert values.tolist() == [1, 0] and indices.tolist() == [3, 4]
     x = _t(np.array([[2.0, 2.0, 1.0], [4.0, 3.0, 4.0]]), True)
@@ -371,7 +371,7 @@ def test_mode_picks_smallest_most_frequent_and_its_last_index():
     assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 
 
-def test_small_torch_level_factories():
+def test_small_torch_level_factories(default_device):
     with pytest.warns(UserWarning, match="deprecated"):
         assert torch.range(1, 4).tolist() == [1.0, 2.0, 3.0, 4.0]
     assert torch.empty_permuted((2, 3, 4), (0, 2, 1)).stride() == (12, 1, 3)

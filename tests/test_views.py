@@ -88,16 +88,16 @@ def _mt_view(t, shape):
 
 @SETTINGS
 @given(strided_case(), st.data())
-def test_view_succeeds_exactly_when_numpy_can_reshape_without_copy(case, data):
+def test_view_succeeds_exactly_when_numpy_can_reshape_without_copy(default_device, case, data):
     arr, t = case
     assert t.shape == arr.shape
-    np.testing.assert_array_equal(t.numpy(), arr)
+    np.testing.assert_array_equal(t.cpu().numpy(), arr)
     shape = data.draw(same_numel_shape(arr.size))
     nv, tv = _np_view(arr, shape), _mt_view(t, shape)
     assert (nv is None) == (tv is None), (arr.shape, arr.strides, shape)
     if tv is not None:
         assert tv.shape == nv.shape
-        np.testing.assert_array_equal(tv.numpy(), nv)
+        np.testing.assert_array_equal(tv.cpu().numpy(), nv)
         if arr.size:
             assert tv.stride() == tuple(s // 8 for s in nv.strides) or 1 in nv.shape
             assert shares_storage(tv, t)
@@ -106,7 +106,7 @@ def test_view_succeeds_exactly_when_numpy_can_reshape_without_copy(case, data):
 
 @SETTINGS
 @given(strided_case(), st.data())
-def test_view_rule_matches_pytorch(case, data):
+def test_view_rule_matches_pytorch(default_device, case, data):
     real = pytest.importorskip("torch")
     arr, t = case
     shape = data.draw(same_numel_shape(arr.size))
@@ -132,19 +132,19 @@ def test_view_rule_matches_pytorch(case, data):
 
 @SETTINGS
 @given(strided_case(), st.data())
-def test_reshape_is_a_view_when_possible_else_a_copy(case, data):
+def test_reshape_is_a_view_when_possible_else_a_copy(default_device, case, data):
     arr, t = case
     assume(arr.size > 0)
     shape = data.draw(same_numel_shape(arr.size))
     r = t.reshape(shape)
-    np.testing.assert_array_equal(r.numpy(), arr.reshape(shape))
+    np.testing.assert_array_equal(r.cpu().numpy(), arr.reshape(shape))
     if _np_view(arr, shape) is not None:
         assert shares_storage(r, t)
     else:
         assert not shares_storage(r, t) and r.is_contiguous()
 
 
-def test_view_errors_and_inference():
+def test_view_errors_and_inference(default_device):
     a = torch.arange(6)
     assert a.view(2, -1).shape == (2, 3)
     assert a.view((3, 2)).shape == (3, 2) and a.view([1, 6]).shape == (1, 6)
@@ -161,7 +161,7 @@ def test_view_errors_and_inference():
     assert torch.arange(0).view(2, 0, 3).shape == (2, 0, 3)
 
 
-def test_seed_transpose_view_error_and_contiguous_fix():
+def test_seed_transpose_view_error_and_contiguous_fix(default_device):
     a = torch.arange(1, 13).view(4, 3)
     at = a.t()
     assert a.is_contiguous() and not at.is_contiguous()
@@ -175,7 +175,7 @@ def test_seed_transpose_view_error_and_contiguous_fix():
     assert shares_storage(at.view(3, 2, 2), a)
 
 
-def test_contiguous_returns_self_when_already_contiguous():
+def test_contiguous_returns_self_when_already_contiguous(default_device):
     a = torch.arange(6).view(2, 3)
     assert a.contiguous() is a
     assert torch.zeros(3, 1).t().contiguous().is_contiguous()
@@ -184,24 +184,24 @@ def test_contiguous_returns_self_when_already_contiguous():
 # ---------------------------------------------------------------------------
 # the permuting and size-1 views
 # ---------------------------------------------------------------------------
-def test_transpose_permute_movedim_strides():
+def test_transpose_permute_movedim_strides(default_device):
     a = torch.arange(24).view(2, 3, 4)
     n = np.arange(24).reshape(2, 3, 4)
     assert a.transpose(0, 2).stride() == (1, 4, 12)
     assert a.transpose(-1, -2).shape == (2, 4, 3)
-    np.testing.assert_array_equal(a.permute(2, 0, 1).numpy(), n.transpose(2, 0, 1))
+    np.testing.assert_array_equal(a.permute(2, 0, 1).cpu().numpy(), n.transpose(2, 0, 1))
     assert a.permute((2, 0, 1)).stride() == (1, 12, 4)
-    np.testing.assert_array_equal(a.movedim(0, 2).numpy(), np.moveaxis(n, 0, 2))
-    np.testing.assert_array_equal(a.movedim((0, 1), (2, 0)).numpy(),
+    np.testing.assert_array_equal(a.movedim(0, 2).cpu().numpy(), np.moveaxis(n, 0, 2))
+    np.testing.assert_array_equal(a.movedim((0, 1), (2, 0)).cpu().numpy(),
                                   np.moveaxis(n, (0, 1), (2, 0)))
-    np.testing.assert_array_equal(torch.moveaxis(a, -1, 0).numpy(), np.moveaxis(n, -1, 0))
-    np.testing.assert_array_equal(a.swapaxes(0, 1).numpy(), n.swapaxes(0, 1))
+    np.testing.assert_array_equal(torch.moveaxis(a, -1, 0).cpu().numpy(), np.moveaxis(n, -1, 0))
+    np.testing.assert_array_equal(a.swapaxes(0, 1).cpu().numpy(), n.swapaxes(0, 1))
     for v in (a.transpose(0, 2), a.permute(2, 0, 1), a.movedim(0, 2), a.mT, a.T):
         assert shares_storage(v, a)
     assert a.T.shape == (4, 3, 2) and a.mT.shape == (2, 4, 3)
 
 
-def test_permute_and_transpose_errors():
+def test_permute_and_transpose_errors(default_device):
     a = torch.zeros(2, 3)
     with pytest.raises(RuntimeError):
         a.permute(0)
@@ -308,14 +308,14 @@ def test_select(default_device):
     (10, 3, [3, 3, 3, 1]), (10, [2, 8], [2, 8]), (6, 6, [6]), (6, 10, [6]),
     (5, [0, 5, 0], [0, 5, 0]),
 ])
-def test_split_sizes(size, split, expected):
+def test_split_sizes(default_device, size, split, expected):
     parts = torch.arange(size).split(split)
     assert [len(p) for p in parts] == expected
     assert torch.cat(parts).tolist() == list(range(size))
     assert all(shares_storage(p, parts[0]) for p in parts)
 
 
-def test_split_errors():
+def test_split_errors(default_device):
     with pytest.raises(RuntimeError, match="split_with_sizes expects split_sizes to sum"):
         torch.arange(10).split([2, 7])
 
@@ -324,19 +324,19 @@ def test_split_errors():
     (10, 3, [4, 4, 2]), (10, 4, [3, 3, 3, 1]), (6, 4, [2, 2, 2]), (5, 4, [2, 2, 1]),
     (2, 5, [1, 1]), (0, 2, [0, 0]),
 ])
-def test_chunk_sizes_like_pytorch(size, chunks, expected):
+def test_chunk_sizes_like_pytorch(default_device, size, chunks, expected):
     parts = torch.arange(size).chunk(chunks)
     assert [p.shape[0] for p in parts] == expected
 
 
-def test_chunk_dim_and_error():
+def test_chunk_dim_and_error(default_device):
     parts = torch.arange(12).view(3, 4).chunk(2, dim=1)
     assert [p.shape for p in parts] == [(3, 2), (3, 2)]
     with pytest.raises(RuntimeError, match="chunk expects `chunks` to be greater than 0"):
         torch.arange(3).chunk(0)
 
 
-def test_unbind_and_iteration():
+def test_unbind_and_iteration(default_device):
     a = torch.arange(6).view(2, 3)
     assert [p.tolist() for p in a.unbind(1)] == [[0, 3], [1, 4], [2, 5]]
     assert [p.tolist() for p in torch.unbind(a)] == [[0, 1, 2], [3, 4, 5]]
@@ -344,7 +344,7 @@ def test_unbind_and_iteration():
     assert [p.tolist() for p in a] == [[0, 1, 2], [3, 4, 5]]
 
 
-def test_tensor_split():
+def test_tensor_split(default_device):
     assert [p.tolist() for p in torch.arange(7).tensor_split(3)] == [[0, 1, 2], [3, 4], [5, 6]]
     assert [p.tolist() for p in torch.arange(7).tensor_split([1, 5])] == \
         [[0], [1, 2, 3, 4], [5, 6]]
@@ -361,7 +361,7 @@ def test_diagonal(default_device):
                                   np.diagonal(np.arange(24).reshape(2, 3, 4), 0, 1, 2))
 
 
-def test_as_strided():
+def test_as_strided(default_device):
     a = torch.arange(10)
     assert a.as_strided((3, 3), (1, 1)).tolist() == [[0, 1, 2], [1, 2, 3], [2, 3, 4]]
     assert a.as_strided((3,), (2,), 1).tolist() == [1, 3, 5]
@@ -384,12 +384,12 @@ INDEX_KEYS = [
 
 
 @pytest.mark.parametrize("key", INDEX_KEYS, ids=[str(k) for k in INDEX_KEYS])
-def test_basic_indexing_matches_numpy_and_is_a_view(key):
+def test_basic_indexing_matches_numpy_and_is_a_view(default_device, key):
     n = np.arange(24).reshape(4, 6)
     a = torch.arange(24).view(4, 6)
     got, want = a[key], n[key]
     assert got.shape == want.shape
-    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(got.cpu().numpy(), want)
     assert shares_storage(got, a)
     if isinstance(want, np.ndarray) and want.base is not None and want.size:
         assert got.data_ptr() == a.data_ptr() + (want.__array_interface__["data"][0] -
@@ -399,7 +399,7 @@ def test_basic_indexing_matches_numpy_and_is_a_view(key):
 
 @SETTINGS
 @given(st.lists(st.integers(1, 5), min_size=1, max_size=3), st.data())
-def test_random_slices_match_numpy(shape, data):
+def test_random_slices_match_numpy(default_device, shape, data):
     n = np.arange(int(np.prod(shape))).reshape(shape)
     a = torch.from_numpy(n)
     key = []
@@ -417,11 +417,11 @@ def test_random_slices_match_numpy(shape, data):
         else:
             key.append(slice(None))
     got = a[tuple(key)]
-    np.testing.assert_array_equal(got.numpy(), n[tuple(key)])
+    np.testing.assert_array_equal(got.cpu().numpy(), n[tuple(key)])
     assert shares_storage(got, a)
 
 
-def test_indexing_errors():
+def test_indexing_errors(default_device):
     a = torch.arange(10)
     with pytest.raises(IndexError):
         a[10]
@@ -438,7 +438,7 @@ def test_indexing_errors():
     assert torch.tensor(5)[None].shape == (1,) and torch.tensor(5)[...].shape == ()
 
 
-def test_seed_slicing_offsets_and_strides():
+def test_seed_slicing_offsets_and_strides(default_device):
     a = torch.arange(0, 6).float()
     b = a.view(2, 3)
     c = a[2:]
@@ -610,7 +610,7 @@ def test_roll(default_device):
 # ---------------------------------------------------------------------------
 # resize_, view(dtype)
 # ---------------------------------------------------------------------------
-def test_resize_grows_and_shrinks_in_place():
+def test_resize_grows_and_shrinks_in_place(default_device):
     a = torch.arange(5)
     assert a.resize_(2, 2) is a and a.tolist() == [[0, 1], [2, 3]]
     a.resize_(3, 3)
@@ -622,18 +622,18 @@ def test_resize_grows_and_shrinks_in_place():
         torch.ones(2, requires_grad=True).resize_(3)
 
 
-def test_resize_to_the_same_shape_keeps_strides():
+def test_resize_to_the_same_shape_keeps_strides(default_device):
     assert torch.zeros(2, 3).t().resize_(3, 2).stride() == (1, 3)
 
 
-def test_view_as_other_dtype_of_the_same_size():
+def test_view_as_other_dtype_of_the_same_size(default_device):
     a = torch.tensor([1.0, 2.0])
     b = a.view(torch.int32)
     assert b.dtype == torch.int32 and shares_storage(a, b)
     assert b.tolist() == np.array([1.0, 2.0], dtype=np.float32).view(np.int32).tolist()
 
 
-def test_view_as_dtype_of_another_size():
+def test_view_as_dtype_of_another_size(default_device):
     a = torch.arange(3)
     b = a.view(torch.int32)
     assert b.shape == (6,) and shares_storage(a, b)

@@ -315,11 +315,12 @@ def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Any = None, *, eps:
     _refuse(check_batched_grad=check_batched_grad, check_fwd_over_rev=check_fwd_over_rev)
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        gen = Generator().manual_seed(0)   # private: the global stream is not disturbed
         outputs = _differentiable_outputs(func(*inputs))
         grad_outputs = []
         for o in outputs:
             dt = o.dtype if o.dtype.is_floating_point else float64
+            # A private generator on the output's device: the global stream is not disturbed.
+            gen = Generator(o.device).manual_seed(0)
             g = o.new_empty(tuple(o.shape), dtype=dt).uniform_(-1, 1, generator=gen)
             if gen_non_contig_grad_outputs and g.dim() > 0:
                 # The same values, read with a stride of 2 from a larger buffer.

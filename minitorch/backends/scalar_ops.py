@@ -169,9 +169,11 @@ def unary(op, x, p0, p1):
             return x
         return math.copysign(round(x), x)
     elif op == TRUNC:
+        # floor or ceil towards zero (math.trunc would do, but NumPy's float32,
+        # which the CUDA simulator computes with, has no __trunc__).
         if not abs(x) < 4503599627370496.0:
             return x
-        return math.copysign(math.trunc(x), x)
+        return math.copysign(math.floor(x) if x >= 0 else math.ceil(x), x)
     elif op == SIGN:
         # PyTorch: sign(nan) and sign(-0.0) are both 0.
         if x > 0:
@@ -286,7 +288,7 @@ def unary(op, x, p0, p1):
             return math.nan
         if not abs(x) < 4503599627370496.0:
             return x - x
-        return x - math.trunc(x)
+        return x - (math.floor(x) if x >= 0 else math.ceil(x))     # x - trunc(x), see TRUNC
     elif op == IS_NAN:
         return x != x
     elif op == IS_INF:
@@ -530,7 +532,7 @@ def unary_int(op, x):
     elif op == ABS:
         return -x if x < 0 else x
     elif op == SIGN:
-        return (x > 0) - (x < 0)
+        return 1 if x > 0 else (-1 if x < 0 else 0)
     elif op == SQUARE:
         return x * x
     elif op == BITWISE_NOT:

@@ -25,6 +25,7 @@ from functools import wraps
 from typing import Any, Callable
 
 from .. import random as _random
+from ..device import get_default_device
 from ..ops.views import stack
 from ..tensor import Tensor
 from .tree import num_leaves, tree_flatten, tree_unflatten
@@ -106,15 +107,16 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
                              f"dimension, got sizes {sizes} for the mapped dimension")
         batch = sizes[0]
-        start_state = _random.get_rng_state() if randomness != "different" else None
+        generators = _generators(leaves)
+        start_states = [g.get_state() for g in generators] if randomness != "different" else None
         results = []
         for b in range(batch):
             if randomness == "same":
-                _random.set_rng_state(start_state)
+                for g, state in zip(generators, start_states):
+                    g.set_state(state)
             example = [x.select(d, b) if d is not None else x for x, d in zip(leaves, dims)]
-            before = _random.get_rng_state() if randomness == "error" else None
             results.append(func(*tree_unflatten(example, spec), **kwargs))
-            if before is not None and not bool((_random.get_rng_state() == before).all()):
+            if randomness == "error" and _drew(generators, start_states):
                 raise RuntimeError("vmap: called random operation while in randomness error "
                                    "mode. Please either use the 'same' or 'different' "
                                    "randomness flags on vmap or perform the randomness "
@@ -122,6 +124,22 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
         return _stack_outputs(results, out_dims, func)
 
     return wrapped
+
+
+def _generators(leaves: list) -> list:
+    """Every generator an example can draw from: the CPU's, and those of the CUDA devices
+    of the inputs and of the default device (made now, before any example draws)."""
+    for dev in {x.device for x in leaves if isinstance(x, Tensor)} | {get_default_device()}:
+        if dev.type == "cuda":
+            _random.cuda_generator(dev)
+    return _random.default_generators()
+
+
+def _drew(generators: list, states: list) -> bool:
+    """Did an example draw random numbers (change a generator, or make a new one)?"""
+    now = _random.default_generators()
+    return len(now) != len(generators) or any(
+        not bool((g.get_state() == state).all()) for g, state in zip(generators, states))
 
 
 def _stack_outputs(results: list, out_dims: Any, func: Callable) -> Any:

@@ -165,15 +165,16 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """A (semi-)orthogonal matrix from the QR decomposition of a normal random matrix.
 
-    The QR factorisation itself is done by NumPy (LAPACK): minitorch has no
-    linear-algebra decompositions of its own.
+    The matrix is drawn on the tensor's device, as in PyTorch; the QR
+    factorisation is NumPy's (LAPACK), on the host.
     """
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     import numpy as np
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = randn(rows, cols, dtype=tensor.dtype, generator=generator).numpy().astype(np.float64)
+    flat = randn(rows, cols, dtype=tensor.dtype, device=tensor.device,
+                 generator=generator).cpu().numpy().astype(np.float64)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

@@ -253,11 +253,23 @@ def _simulate(configured, args) -> None:
         sys.setswitchinterval(interval)
 
 
+#: ``len(sys.modules)`` when :func:`_seed_warning_registries` last looked.
+_modules_seeded = 0
+
+
 def _seed_warning_registries() -> None:
-    """Seed the warning registry of every backend module (see ``seed_warning_registry``)."""
+    """Seed the warning registry of every backend module (see ``seed_warning_registry``).
+
+    Looks again only after an import: a registry, once made, stays (the
+    warnings module clears it but never removes it).
+    """
+    global _modules_seeded
+    if len(sys.modules) == _modules_seeded:
+        return
     for name, module in list(sys.modules.items()):
         if name.startswith("minitorch.backends") and module is not None:
             seed_warning_registry(module.__dict__)
+    _modules_seeded = len(sys.modules)
 
 
 def _tuple(t) -> tuple:

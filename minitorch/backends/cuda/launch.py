@@ -21,11 +21,12 @@ transactions ("coalescing").  :func:`grid` picks the launch size: at most
 :data:`MAX_BLOCKS` blocks of :data:`THREADS` threads.
 
 **The simulator.**  With ``NUMBA_ENABLE_CUDASIM=1`` Numba runs kernels in
-Python, one Python thread per GPU thread: about 0.1 ms per thread and
+Python, one Python thread per GPU thread: about a millisecond per thread and
 launch.  The launch sizes are then tiny (2 blocks of 4 threads), which
 still exercises every index computation, the grid-stride loop included.
 The tile sizes of the shared-memory kernels shrink the same way (see
-``matmul.py``).
+``matmul.py``), and a kernel that never calls ``cuda.syncthreads()`` has its
+threads run one after another instead (:func:`_run_blocks_in_turn`).
 
 **The launch signatures.**  A kernel is compiled once per *signature* (the
 Numba types of the arguments it is launched with); the tests check every
@@ -39,6 +40,7 @@ import re
 import sys
 import threading
 import traceback
+from contextlib import nullcontext
 from typing import Any, Callable
 
 from numba import config, cuda
@@ -199,5 +201,85 @@ def _fix_simulator_shared_arrays() -> None:
     shared._minitorch_locked = True
 
 
+#: Kernel function -> does its source mention ``syncthreads`` (see _run_blocks_in_turn).
+_SYNCING: dict = {}
+
+
+def _may_sync(fn: Callable) -> bool:
+    """Might kernel ``fn`` wait for the other threads of its block (``cuda.syncthreads``)?
+
+    Read from its source: the kernels that synchronise call ``cuda.syncthreads()``
+    themselves (``reduce.py``'s block sum, ``matmul.py``'s tiles); the shared
+    bodies they call cannot, since the CPU runs them too.  Unknown source:
+    assume it might.
+    """
+    if fn not in _SYNCING:
+        import inspect
+        try:
+            _SYNCING[fn] = "syncthreads" in inspect.getsource(fn)
+        except (OSError, TypeError):
+            _SYNCING[fn] = True
+    return _SYNCING[fn]
+
+
+def _run_blocks_in_turn() -> None:
+    """Run the simulator's GPU threads one after another when they never wait for each other.
+
+    The simulator starts a Python thread for every GPU thread of a block (about
+    a millisecond each, mostly handing the interpreter from thread to thread),
+    because a thread may stop at ``cuda.syncthreads()`` until the whole block
+    gets there.  A kernel that never synchronises gives the same result with
+    its threads run in turn, in the launching thread: the blocks already run
+    one after another.  So such kernels run that way (several times faster);
+    kernels that synchronise keep the simulator's threads.  A thread run in
+    turn that calls ``cuda.syncthreads()`` anyway raises, so a wrong guess
+    cannot go unnoticed.  Only the simulator is touched.
+    """
+    import numpy as np
+    try:
+        from numba.cuda.simulator import kernel as simulated
+        from numba.cuda.simulator.kernelapi import Dim3
+    except ImportError:     # another simulator layout: leave it alone
+        return
+    manager = getattr(simulated, "BlockManager", None)
+    if manager is None or getattr(manager, "_minitorch_in_turn", False):
+        return
+    threaded = manager.run
+
+    def refuse(*args):
+        raise RuntimeError("a kernel run with its threads in turn called cuda.syncthreads(): "
+                           "minitorch.backends.cuda.launch._may_sync must say it does")
+
+    def run(self, grid_point, *args):
+        if _may_sync(self._f):
+            return threaded(self, grid_point, *args)
+        me = threading.current_thread()
+        names = ("blockIdx", "threadIdx", "thread_id", "syncthreads", "syncthreads_count",
+                 "syncthreads_and", "syncthreads_or")
+        saved = {n: me.__dict__[n] for n in names if n in me.__dict__}
+        me.blockIdx = Dim3(*grid_point)
+        me.syncthreads = me.syncthreads_count = me.syncthreads_and = me.syncthreads_or = refuse
+        bx, by, _ = self._block_dim
+        try:
+            for point in np.ndindex(*self._block_dim):
+                me.threadIdx = Dim3(*point)
+                me.thread_id = point[0] + bx * (point[1] + by * point[2])
+                try:
+                    # A debug build raises on division by zero, as the simulator's threads do.
+                    with np.errstate(divide="raise") if self._debug else nullcontext():
+                        self._f(*args)
+                except Exception as e:     # worded as the simulator's threads word it
+                    raise type(e)(f"tid={list(point)} ctaid={list(grid_point)}: {e}") \
+                        .with_traceback(e.__traceback__) from None
+        finally:
+            for n in names:
+                me.__dict__.pop(n, None)
+            me.__dict__.update(saved)
+
+    manager.run = run
+    manager._minitorch_in_turn = True
+
+
 if SIMULATOR:
     _fix_simulator_shared_arrays()
+    _run_blocks_in_turn()
