@@ -74,3 +74,40 @@ def test_without_the_course_checks_kernels_are_optimised_and_cached(options, set
     assert kernels.keys() == options["course"].keys()
     wrong = {k: v for k, v in kernels.items() if v[:2] != [False, True] or v[2] == "NullCache"}
     assert not wrong, wrong
+
+
+_KERNELS = '''
+def plain(out):
+    out[0] = 1.0
+
+
+def index_to_position(index, strides):
+    raise NotImplementedError("Task 1.2: index_to_position")
+'''
+
+_STUB_BODY = r"""
+import json, os, sys
+os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+sys.path.insert(0, sys.argv[1])
+from minitorch.backends.cuda import launch
+import edition_kernels as k
+
+before = launch.kernel(k.plain)
+body = launch.device_function(k.index_to_position)
+after = launch.kernel(k.plain)
+print(json.dumps([launch.STUB_BODIES, bool(before.targetoptions.get("debug")),
+                  bool(body.targetoptions.get("debug")), bool(after.targetoptions.get("debug"))]))
+"""
+
+
+def test_a_stub_device_function_makes_every_kernel_a_debug_build(tmp_path):
+    """An edition's stub compiled as a device function (a module-1 layout task that a
+    GPU kernel inlines) must raise on a GPU too: it and every kernel are debug builds."""
+    (tmp_path / "edition_kernels.py").write_text(_KERNELS)
+    env = {k: v for k, v in os.environ.items() if k != "MINITORCH_COURSE_CHECKS"}
+    done = subprocess.run([sys.executable, "-c", _STUB_BODY, str(tmp_path)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    stubs, before, body, after = json.loads(done.stdout.strip().splitlines()[-1])
+    assert stubs == ["edition_kernels.index_to_position"]
+    assert (before, body, after) == (False, True, True)

@@ -103,11 +103,18 @@ def kernel(fn: Callable) -> Any:
     an edition's stub in any run, :func:`is_stub`) is decided in one place,
     and so are the checks of the launch signatures (:func:`signatures.watched`).
     """
-    if course_checks() or is_stub(fn):
+    if course_checks() or is_stub(fn) or STUB_BODIES:
         compiled = cuda.jit(debug=True, opt=False)(fn)
     else:
         compiled = cuda.jit(cache=True)(fn)
     return signatures.watched(compiled, f"{fn.__module__}.{fn.__qualname__}")
+
+
+#: The course stubs compiled as device functions so far ("module.function").  A kernel
+#: reports a raise inside a device function only when it is a debug build itself, and any
+#: kernel may inline a shared body (an edition's layout task, say): so once one is a stub,
+#: every kernel is compiled as a debug build (the bodies are compiled first, at import).
+STUB_BODIES: list = []
 
 
 #: A course stub's message: ``raise NotImplementedError("Task 6.1: ...")`` (course/markers.py).
@@ -138,10 +145,13 @@ def device_function(fn: Callable) -> Any:
     compiler inlines it.  ``cuda/bodies.py`` compiles the shared kernel
     bodies with it (see :mod:`minitorch.backends.shared_bodies`).  Under the
     course checks it is compiled with ``debug=True`` as the kernels are, so
-    that a ``raise`` inside it reaches the caller (:func:`course_checks`).
+    that a ``raise`` inside it reaches the caller (:func:`course_checks`); so
+    is an edition's stub in any run, and then every kernel (``STUB_BODIES``).
     """
     seed_warning_registry(fn.__globals__)
-    if course_checks():
+    if is_stub(fn):
+        STUB_BODIES.append(f"{fn.__module__}.{fn.__qualname__}")
+    if course_checks() or is_stub(fn):
         return cuda.jit(device=True, debug=True, opt=False)(fn)
     return cuda.jit(device=True)(fn)
 
