@@ -50,16 +50,32 @@ def _weights(out: torch.Tensor) -> torch.Tensor:
     return torch.tensor(w, dtype=out.dtype, device=out.device)
 
 
+def _as_tuple(inputs) -> tuple:
+    """``inputs`` as gradcheck takes them: a tuple of arguments, or one tensor."""
+    return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+
+
+def _off_the_cpu(inputs) -> bool:
+    """Is any tensor among ``inputs`` on another device than the CPU?"""
+    return any(isinstance(x, torch.Tensor) and x.device.type != "cpu" for x in _as_tuple(inputs))
+
+
+def _weighted_gradients(outs: list, inputs: tuple, **kwargs) -> tuple:
+    """The gradient of ``sum(out * w)`` over ``outs`` for each input that requires grad
+    (None where it got none); ``()`` when no output requires grad."""
+    terms = [(o * _weights(o)).sum() for o in outs if o.requires_grad]
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
+    if not terms:
+        return ()
+    return torch.autograd.grad(sum(terms[1:], terms[0]), tensors, allow_unused=True, **kwargs)
+
+
 def _outputs_and_gradients(fn, inputs: tuple) -> tuple:
     """``fn(*inputs)``'s floating outputs as NumPy arrays, and the gradient of
     ``sum(out * w)`` for each input that requires grad (None where it got none)."""
-    out = fn(*inputs)
-    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
+    outs = [o for o in _as_tuple(fn(*inputs))
             if isinstance(o, torch.Tensor) and o.is_floating_point()]
-    terms = [(o * _weights(o)).sum() for o in outs if o.requires_grad]
-    loss = sum(terms[1:], terms[0]) if terms else None
-    tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
-    grads = torch.autograd.grad(loss, tensors, allow_unused=True) if loss is not None else ()
+    grads = _weighted_gradients(outs, inputs)
     return [host(o) for o in outs], [None if g is None else host(g) for g in grads]
 
 
@@ -83,7 +99,7 @@ def matches_cpu_gradients(fn, inputs, rtol: float = 1e-7, atol: float = 1e-10) -
     ``fn`` runs for the CPU with the default device set to ``cpu`` (tensors it
     makes go there too).
     """
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    inputs = _as_tuple(inputs)
     here = _outputs_and_gradients(fn, inputs)
     previous = torch.get_default_device()
     torch.set_default_device("cpu")
@@ -102,9 +118,7 @@ def matches_cpu_gradients(fn, inputs, rtol: float = 1e-7, atol: float = 1e-10) -
 
 def gradcheck(fn, inputs, **kwargs) -> bool:
     """``minitorch.autograd.gradcheck`` on the CPU; :func:`matches_cpu_gradients` on ``cuda``."""
-    tensors = [x for x in (inputs if isinstance(inputs, (tuple, list)) else (inputs,))
-               if isinstance(x, torch.Tensor)]
-    if any(x.device.type != "cpu" for x in tensors):
+    if _off_the_cpu(inputs):
         return matches_cpu_gradients(fn, inputs)
     return torch.autograd.gradcheck(fn, inputs, **kwargs)
 
@@ -112,13 +126,8 @@ def gradcheck(fn, inputs, **kwargs) -> bool:
 def _first_gradients(fn):
     """A function giving ``fn``'s input gradients, as a graph (for second derivatives)."""
     def gradients(*inputs):
-        out = fn(*inputs)
-        outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
-                if isinstance(o, torch.Tensor) and o.requires_grad]
-        terms = [(o * _weights(o)).sum() for o in outs]
-        tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
-        grads = torch.autograd.grad(sum(terms[1:], terms[0]), tensors, create_graph=True,
-                                    allow_unused=True)
+        outs = [o for o in _as_tuple(fn(*inputs)) if isinstance(o, torch.Tensor)]
+        grads = _weighted_gradients(outs, inputs, create_graph=True)
         return tuple(g for g in grads if g is not None)
     return gradients
 
@@ -126,9 +135,7 @@ def _first_gradients(fn):
 def gradgradcheck(fn, inputs, **kwargs) -> bool:
     """``minitorch.autograd.gradgradcheck`` on the CPU; on ``cuda``, the first and second
     derivatives equal the CPU's (see :func:`matches_cpu_gradients`)."""
-    tensors = [x for x in (inputs if isinstance(inputs, (tuple, list)) else (inputs,))
-               if isinstance(x, torch.Tensor)]
-    if any(x.device.type != "cpu" for x in tensors):
+    if _off_the_cpu(inputs):
         return matches_cpu_gradients(_first_gradients(fn), inputs)
     return torch.autograd.gradgradcheck(fn, inputs, **kwargs)
 

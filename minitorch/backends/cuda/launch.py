@@ -255,6 +255,9 @@ def _run_blocks_in_turn() -> None:
     if manager is None or getattr(manager, "_minitorch_in_turn", False):
         return
     threaded = manager.run
+    # What the simulator's kernel API reads from ``threading.current_thread()``.
+    names = ("blockIdx", "threadIdx", "thread_id", "syncthreads", "syncthreads_count",
+             "syncthreads_and", "syncthreads_or")
 
     def refuse(*args):
         raise RuntimeError("a kernel run with its threads in turn called cuda.syncthreads(): "
@@ -264,8 +267,6 @@ def _run_blocks_in_turn() -> None:
         if _may_sync(self._f):
             return threaded(self, grid_point, *args)
         me = threading.current_thread()
-        names = ("blockIdx", "threadIdx", "thread_id", "syncthreads", "syncthreads_count",
-                 "syncthreads_and", "syncthreads_or")
         saved = {n: me.__dict__[n] for n in names if n in me.__dict__}
         me.blockIdx = Dim3(*grid_point)
         me.syncthreads = me.syncthreads_count = me.syncthreads_and = me.syncthreads_or = refuse
