@@ -16,15 +16,16 @@
 #   train      minitorch train mnist, one epoch on cuda and one on cpu: their losses compared
 #   benchmark  tools/cuda_bench.py: minitorch against PyTorch on the same GPU
 #
-# It writes one report, REPORT_DIR/gpu_check.txt, and exits 0 when every step
-# passed, 1 when one failed (or was skipped: no PyTorch), and 2, after one line
-# saying why, when there is no GPU.
+# It writes one report, REPORT_DIR/gpu_check.txt, with each step's whole log beside
+# it (gpu_check.STEP.log), and exits 0 when every step passed, 1 when one failed (or
+# was skipped: no PyTorch), and 2, after one line saying why, when there is no GPU.
 # shellcheck disable=SC2317  # the steps are functions run by name (export -f, bash -c)
 set -uo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-python3}
 REPORT_DIR=${1:-${OUT:-.}}
+export GPU_CHECK_WORKERS=${GPU_CHECK_WORKERS:-8}
 mkdir -p "$REPORT_DIR" || { echo "gpu_check: cannot create $REPORT_DIR" >&2; exit 1; }
 REPORT="$(cd "$REPORT_DIR" && pwd)/gpu_check.txt"
 WORK=$(mktemp -d)
@@ -69,7 +70,9 @@ print("numba", numba.__version__, "  numba-cuda", numba_cuda.__version__)'
 }
 
 tests() {
-    "$PY" -m pytest -q -n 4 -p no:cacheprovider -m cuda tests
+    # Eight workers: the machines lent here have 16 cores, and each worker compiles the
+    # kernels it meets first (the others load them from the shared cache).
+    "$PY" -m pytest -q -n "${GPU_CHECK_WORKERS:-8}" -p no:cacheprovider -m cuda tests
 }
 
 train() {
@@ -124,6 +127,7 @@ step() {
     [ "$verdict" = ok ] || failed=1
     printf '\n## %s: %s, %d s\n' "$name" "$verdict" $((SECONDS - t0)) >>"$REPORT"
     tail -n 60 "$WORK/$name.log" >>"$REPORT"
+    cp "$WORK/$name.log" "${REPORT%.txt}.$name.log" 2>/dev/null
     echo "gpu_check: $name: $verdict, $((SECONDS - t0)) s"
 }
 
