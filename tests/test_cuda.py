@@ -201,20 +201,32 @@ def test_runtime_says_whether_a_library_the_driver_or_a_gpu_is_missing(monkeypat
     assert cause in message
 
 
-def test_numbas_built_in_cuda_target_without_numba_cuda_asks_for_numba_cuda(monkeypatch):
-    # Numba 0.68 still ships a deprecated numba.cuda of its own: without numba-cuda it
-    # imports, and fails for want of a driver (or NVVM).  The fix to name is the extra.
+@pytest.mark.parametrize("numba_cuda_there", [False, True], ids=["not-installed", "not-redirected"])
+def test_numbas_built_in_cuda_target_is_refused_and_numba_cuda_asked_for(monkeypatch,
+                                                                       numba_cuda_there):
+    # Numba 0.68 still ships a deprecated numba.cuda of its own.  On a real GPU (an H200)
+    # it imported, drove the GPU, and failed to compile minitorch's kernels ("Signature
+    # mismatch"): it is refused, working driver or not, and the message names the fix.
     from minitorch.backends.cuda import runtime
-    monkeypatch.setattr(runtime, "_import_numba_cuda",
-                        lambda: (_FakeNumbaCuda(False, DRIVER_NOT_FOUND), None))
     monkeypatch.setattr(runtime, "is_simulator", lambda: False)
-    monkeypatch.setattr(runtime, "numba_cuda_installed", lambda: False)
-    assert runtime.unavailable_reason() == runtime.MISSING_LIBRARY_MESSAGE.format(
-        cause="numba-cuda is not installed")
-    # ... and where that built-in target does drive a GPU, it is used.
-    monkeypatch.setattr(runtime, "_import_numba_cuda",
-                        lambda: (_FakeNumbaCuda(True, gpus=["gpu0"]), None))
+    monkeypatch.setattr(runtime, "numba_cuda_installed", lambda: numba_cuda_there)
+    for built_in in (_FakeNumbaCuda(False, DRIVER_NOT_FOUND), _FakeNumbaCuda(True, gpus=["gpu0"])):
+        built_in.implementation = "Built-in"
+        monkeypatch.setattr(runtime, "_import_numba_cuda", lambda cuda=built_in: (cuda, None))
+        assert runtime.unavailable_reason() == runtime.MISSING_LIBRARY_MESSAGE.format(
+            cause=runtime.BUILT_IN_TARGET_CAUSE[numba_cuda_there])
+        assert runtime.device_count() == 0 and not runtime.is_available()
+    # numba-cuda's own target (implementation "NVIDIA") with a GPU is used.
+    nvidia = _FakeNumbaCuda(True, gpus=["gpu0"])
+    nvidia.implementation = "NVIDIA"
+    monkeypatch.setattr(runtime, "_import_numba_cuda", lambda: (nvidia, None))
     assert runtime.unavailable_reason() is None and runtime.device_count() == 1
+
+
+def test_the_numba_cuda_here_is_numba_cudas_own_target():
+    # What the refusal above reads: the numba.cuda the suite runs is numba-cuda's.
+    from minitorch.backends.cuda import runtime
+    assert runtime.numba_cuda().implementation == "NVIDIA"
 
 
 def test_runtime_counts_the_gpus_of_a_working_driver(monkeypatch):

@@ -25,7 +25,7 @@ set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-python3}
 REPORT_DIR=${1:-${OUT:-.}}
-export GPU_CHECK_WORKERS=${GPU_CHECK_WORKERS:-8}
+export GPU_CHECK_WORKERS=${GPU_CHECK_WORKERS:-12}
 mkdir -p "$REPORT_DIR" || { echo "gpu_check: cannot create $REPORT_DIR" >&2; exit 1; }
 REPORT="$(cd "$REPORT_DIR" && pwd)/gpu_check.txt"
 WORK=$(mktemp -d)
@@ -56,7 +56,12 @@ esac
 setup() {
     "$PYTHON" -m venv --system-site-packages --without-pip "$WORK/venv" || return 1
     # A $PYTHON that is itself a virtual environment: its packages are not the system's.
-    "$PYTHON" -c 'import site; print("\n".join(site.getsitepackages()))' \
+    # Added as *site* directories (site.addsitedir), so that their own .pth files run:
+    # numba-cuda's is what makes ``numba.cuda`` numba-cuda's target rather than Numba's
+    # built-in one (a plain path line left the built-in target in place on an H200).
+    "$PYTHON" -c 'import site
+for path in site.getsitepackages():
+    print(f"import site; site.addsitedir({path!r})")' \
         >"$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/outer.pth"
     PYTHONWARNINGS=ignore "$PY" -m pip install --quiet --no-deps --no-build-isolation \
         --no-index -e "$REPO"
@@ -65,14 +70,20 @@ setup() {
 device() {
     nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
     "$PY" -c 'import minitorch, numba, numba_cuda
-print("minitorch sees", minitorch.cuda.device_count(), "GPU(s):", minitorch.cuda.get_device_name(0))
-print("numba", numba.__version__, "  numba-cuda", numba_cuda.__version__)'
+from numba import cuda
+print("numba", numba.__version__, "  numba-cuda", numba_cuda.__version__,
+      "  numba.cuda:", cuda.implementation, "target")
+print("minitorch sees", minitorch.cuda.device_count(), "GPU(s):", minitorch.cuda.get_device_name(0))'
 }
 
 tests() {
-    # Eight workers: the machines lent here have 16 cores, and each worker compiles the
+    # Twelve workers: the machines lent here have 16 cores, and each worker compiles the
     # kernels it meets first (the others load them from the shared cache).
-    "$PY" -m pytest -q -n "${GPU_CHECK_WORKERS:-8}" -p no:cacheprovider -m cuda tests
+    # -v names each test as it ends, and SIGINT before the step's limit makes pytest print
+    # its summary of the failures so far: the log says which tests failed even when the
+    # step runs out of time.
+    timeout -s INT 225 "$PY" -m pytest -v --tb=short -n "${GPU_CHECK_WORKERS:-8}" \
+        -p no:cacheprovider -m cuda tests
 }
 
 train() {
@@ -131,10 +142,11 @@ step() {
     echo "gpu_check: $name: $verdict, $((SECONDS - t0)) s"
 }
 
-step setup 40
+step setup 30
 [ "$failed" -eq 0 ] || { echo "gpu_check: report in $REPORT"; exit 1; }
-step device 30
-step tests 210
+step device 20
+[ "$failed" -eq 0 ] || { echo "gpu_check: report in $REPORT"; exit 1; }
+step tests 240
 step train 140
 step benchmark 120
 

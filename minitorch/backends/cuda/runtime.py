@@ -43,6 +43,14 @@ MISSING_LIBRARY_MESSAGE = ("A CUDA library minitorch needs is missing ({cause}):
 NO_DEVICE_MESSAGE = ("No CUDA GPUs are available: the NVIDIA driver works but reports no GPU "
                      "({cause}; see nvidia-smi and CUDA_VISIBLE_DEVICES). " + _INSTEAD)
 
+#: Why Numba's built-in ``numba.cuda`` was imported, keyed by "is numba-cuda installed?".
+#: numba-cuda replaces it through a ``.pth`` file in its site-packages, which Python runs
+#: only for a folder it adds as a *site* directory (not a plain ``sys.path`` entry).
+BUILT_IN_TARGET_CAUSE = {
+    False: "numba-cuda is not installed",
+    True: "numba-cuda is installed, but numba.cuda is Numba's built-in target: numba-cuda's "
+          "redirect (a .pth file in its site-packages) did not run"}
+
 _current = 0                 # the device that 'cuda' without an index means (set_device)
 _active: int | None = None   # the device whose context Numba has made current
 _allocated: dict = {}        # device index -> bytes held by live buffers
@@ -87,7 +95,8 @@ def unavailable_reason() -> str | None:
 
     Three different causes, three different messages (one fix each):
     :data:`MISSING_LIBRARY_MESSAGE` (``numba.cuda`` does not import, NVVM
-    does not load, or numba-cuda is not installed), :data:`NO_DRIVER_MESSAGE`
+    does not load, or ``numba.cuda`` is Numba's built-in target rather than
+    numba-cuda's), :data:`NO_DRIVER_MESSAGE`
     (the NVIDIA driver cannot be found, loaded or initialised) and
     :data:`NO_DEVICE_MESSAGE` (the driver works and sees no GPU).
     """
@@ -96,11 +105,12 @@ def unavailable_reason() -> str | None:
         return MISSING_LIBRARY_MESSAGE.format(cause=import_error)
     if is_simulator():
         return None
-    reason = _driver_reason(cuda)
-    if reason is not None and not numba_cuda_installed():
-        # Numba's built-in CUDA target answered (and failed): install numba-cuda first.
-        return MISSING_LIBRARY_MESSAGE.format(cause="numba-cuda is not installed")
-    return reason
+    if getattr(cuda, "implementation", None) == "Built-in":
+        # Numba's own CUDA target (deprecated) answered.  It cannot compile minitorch's
+        # kernels (seen on an H200: "Signature mismatch" typing a device function), so a
+        # GPU it drives is no use: install numba-cuda, or let its redirect run.
+        return MISSING_LIBRARY_MESSAGE.format(cause=BUILT_IN_TARGET_CAUSE[numba_cuda_installed()])
+    return _driver_reason(cuda)
 
 
 def _driver_reason(cuda: Any) -> str | None:
