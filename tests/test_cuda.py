@@ -223,6 +223,22 @@ def test_numbas_built_in_cuda_target_is_refused_and_numba_cuda_asked_for(monkeyp
     assert runtime.unavailable_reason() is None and runtime.device_count() == 1
 
 
+def test_a_numba_cuda_that_cannot_load_its_numpy_support_is_refused(monkeypatch):
+    # On an H200 with NumPy 2.5.2, numba-cuda 0.30.4 imported and found the GPU, then every
+    # kernel compile failed inside it (np.row_stack is gone): one line instead, up front.
+    from minitorch.backends.cuda import runtime
+    working = _FakeNumbaCuda(True, gpus=["gpu0"])
+    working.implementation = "NVIDIA"
+    monkeypatch.setattr(runtime, "_import_numba_cuda", lambda: (working, None))
+    monkeypatch.setattr(runtime, "is_simulator", lambda: False)
+    assert runtime.unavailable_reason() is None   # numba-cuda's NumPy support loads here
+    monkeypatch.setitem(sys.modules, "numba.cuda.np.arrayobj", None)   # now it cannot
+    message = runtime.unavailable_reason()
+    assert message.startswith(runtime.MISSING_LIBRARY_MESSAGE.split("{cause}")[0])
+    assert f"NumPy {np.__version__}" in message and "\n" not in message
+    assert runtime.device_count() == 0
+
+
 def test_the_numba_cuda_here_is_numba_cudas_own_target():
     # What the refusal above reads: the numba.cuda the suite runs is numba-cuda's.
     from minitorch.backends.cuda import runtime
@@ -560,3 +576,24 @@ def test_an_op_test_runs_on_both_devices_or_says_why_not():
     ]
     assert not_on_both_devices(items) == ["tests/test_a.py::test_silent",
                                           "tests/test_a.py::test_no_reason"]
+
+
+def test_small_grids_do_not_warn_of_low_occupancy():
+    # On an H200 numba-cuda printed "Grid size 1 will likely result in GPU
+    # under-utilization" at nearly every op of `minitorch train`: minitorch sizes grids
+    # to the data, so the warning is off (and stays off when numba-cuda re-reads its
+    # config), unless the user turned it on.
+    from numba.cuda.core import config
+
+    from minitorch.backends.cuda import launch
+    assert os.environ[launch.LOW_OCCUPANCY_SWITCH] == "0"
+    config.reload_config()
+    assert config.CUDA_LOW_OCCUPANCY_WARNINGS == 0
+    code = ("import os, minitorch\n"
+            "from minitorch.backends.cuda import launch\n"
+            "from numba.cuda.core import config\n"
+            "print(os.environ[launch.LOW_OCCUPANCY_SWITCH], config.CUDA_LOW_OCCUPANCY_WARNINGS)")
+    env = dict(os.environ, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="1")
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True).stdout.split()
+    assert shown == ["1", "1"]

@@ -36,6 +36,7 @@ launch against a list that is compiled for real GPUs (see
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import threading
@@ -65,6 +66,21 @@ except ModuleNotFoundError as e:
 
 #: True when Numba's CUDA simulator runs the kernels (``NUMBA_ENABLE_CUDASIM=1``).
 SIMULATOR = bool(config.ENABLE_CUDASIM)
+
+#: numba-cuda's switch for its warning that a grid of fewer than 128 blocks leaves the GPU
+#: idle ("Grid size 1 will likely result in GPU under-utilization due to low occupancy").
+LOW_OCCUPANCY_SWITCH = "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"
+# minitorch sizes each grid to its data (:func:`grid`), so a small tensor's op has a small
+# grid by design, not by the user's mistake: on a real GPU (an H200) the warning printed at
+# nearly every op of a training run.  Off, unless the user set the switch themselves; set in
+# the environment too, since numba-cuda re-reads its config from it when it changes.
+if LOW_OCCUPANCY_SWITCH not in os.environ:
+    os.environ[LOW_OCCUPANCY_SWITCH] = "0"
+    try:
+        from numba.cuda.core import config as _cuda_config
+        _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+    except ModuleNotFoundError:   # Numba's built-in target, which the runtime refuses
+        pass
 
 #: Threads per block for the one-thread-per-item kernels.
 THREADS = 4 if SIMULATOR else 256

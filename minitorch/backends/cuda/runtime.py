@@ -110,7 +110,26 @@ def unavailable_reason() -> str | None:
         # kernels (seen on an H200: "Signature mismatch" typing a device function), so a
         # GPU it drives is no use: install numba-cuda, or let its redirect run.
         return MISSING_LIBRARY_MESSAGE.format(cause=BUILT_IN_TARGET_CAUSE[numba_cuda_installed()])
-    return _driver_reason(cuda)
+    return _driver_reason(cuda) or _compiler_reason()
+
+
+def _compiler_reason() -> str | None:
+    """Why numba-cuda cannot compile a kernel here; ``None`` if its NumPy support loads.
+
+    numba-cuda loads its NumPy support at the first kernel compile, long after ``numba.cuda``
+    imported.  numba-cuda 0.30 registers ``np.row_stack``, which NumPy 2.5 removed: on an
+    H200 with NumPy 2.5.2 every kernel failed with ``AttributeError`` from inside numba-cuda.
+    Loading that support here turns it into the one-line message, before any tensor moves.
+    """
+    try:
+        importlib.import_module("numba.cuda.np.arrayobj")
+    except Exception as e:
+        import numpy as np
+        return MISSING_LIBRARY_MESSAGE.format(
+            cause=f"numba-cuda cannot load its NumPy support with NumPy {np.__version__} "
+                  f"({type(e).__name__}: {_one_line(e)}); the cuda extra pins a NumPy it loads "
+                  f"with")
+    return None
 
 
 def _driver_reason(cuda: Any) -> str | None:
