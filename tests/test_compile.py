@@ -21,7 +21,7 @@ import minitorch
 from minitorch import nn
 from minitorch.autograd.gradcheck import gradcheck
 from minitorch.backends import fusion_program, scalar_ops
-from minitorch.compiler import fusion
+from minitorch.compiler import derivative_source, fusion
 from minitorch.ops import elementwise
 
 pytestmark = pytest.mark.autograd
@@ -95,29 +95,37 @@ def test_fused_gradients_pass_a_float64_finite_difference_check(default_device):
     assert fusion.programs(next(iter(compiled._minitorch_compiled.graphs.values())))
 
 
-# Every unary op the fuser can differentiate, with arguments in its domain:
-# (Function class, p0, p1, a, b): the op is applied to a * x + b for x in (0.1, 0.9).
+# Every unary op the fuser can differentiate (its eager derivative reads as source), with
+# arguments in its domain: (Function class, p0, p1, a, b): the op is applied to a * x + b
+# for x in (0.1, 0.9).
 def _unary_cases():
     params = {scalar_ops.LEAKY_RELU: (0.1, 0.0), scalar_ops.ELU: (1.0, 0.0),
-              scalar_ops.CLAMP: (-0.2, 0.3), scalar_ops.POW_SCALAR: (3.0, 0.0)}
+              scalar_ops.CLAMP: (-0.2, 0.3), scalar_ops.POW_SCALAR: (3.0, 0.0),
+              scalar_ops.SOFTPLUS: (2.0, 1.0)}
     shifted = {scalar_ops.RELU, scalar_ops.LEAKY_RELU, scalar_ops.ELU, scalar_ops.CLAMP,
                scalar_ops.ABS, scalar_ops.SILU, scalar_ops.POW_SCALAR, scalar_ops.SQUARE,
                scalar_ops.NEG, scalar_ops.TANH, scalar_ops.SIGMOID, scalar_ops.SIN,
                scalar_ops.COS, scalar_ops.EXP, scalar_ops.EXPM1, scalar_ops.EXP2,
-               scalar_ops.TAN}
+               scalar_ops.TAN, scalar_ops.SOFTPLUS, scalar_ops.GELU, scalar_ops.GELU_TANH,
+               scalar_ops.MISH, scalar_ops.LOG_SIGMOID, scalar_ops.SINH, scalar_ops.COSH,
+               scalar_ops.ASINH, scalar_ops.ATAN, scalar_ops.ERF, scalar_ops.ERFC}
     cases = []
-    for cls in vars(elementwise).values():
-        if (isinstance(cls, type) and issubclass(cls, elementwise._Unary)
-                and cls.op in fusion_program.UNARY_DERIVATIVES and cls is not elementwise._Unary):
-            p0, p1 = params.get(cls.op, (0.0, 0.0))
-            a, b = (2.0, -1.0) if cls.op in shifted else (1.0, 0.05)
-            cases.append((cls, p0, p1, a, b))
+    for cls in derivative_source.fusable_unary_ops():
+        p0, p1 = params.get(cls.op, (0.0, 0.0))
+        a, b = (2.0, -1.0) if cls.op in shifted else (1.0, 0.05)
+        if cls.op == scalar_ops.ACOSH:
+            a, b = 1.0, 1.5                  # acosh is defined from 1 on
+        cases.append((cls, p0, p1, a, b))
     return cases
 
 
 def test_every_fusable_unary_op_matches_its_eager_value_and_derivative(default_device):
     cases = _unary_cases()
-    assert {c[0].op for c in cases} == set(fusion_program.UNARY_DERIVATIVES)
+    # The ops whose derivative the fuser reads: the activations and the math functions
+    # (only the zero-derivative roundings, whose backward builds a tensor, are left out).
+    fused = {cls.__name__ for cls, *_ in cases}
+    assert {"Exp", "Tanh", "Relu", "Clamp", "Gelu", "Mish", "PowTensorScalar"} <= fused
+    assert not fused & {"Floor", "Ceil", "Round", "Trunc", "Sign"}
 
     def f(x):
         total = x * 0.0
@@ -436,8 +444,8 @@ def test_op_source_copies_one_branch_of_the_scalar_ops_switch(default_device):
     assert fusion_program.op_source("arith", scalar_ops.MUL) == "    return x * y"
     clamp = fusion_program.op_source("unary", scalar_ops.HARDTANH)
     assert clamp == fusion_program.op_source("unary", scalar_ops.CLAMP) and "p0" in clamp
-    for op in fusion_program.UNARY_DERIVATIVES:
-        compile("def f(x, p0, p1):\n" + fusion_program.op_source("unary", op), "op", "exec")
+    for cls in derivative_source.fusable_unary_ops():
+        compile("def f(x, p0, p1):\n" + fusion_program.op_source("unary", cls.op), "op", "exec")
 
 
 def test_in_place_updates_replay_batchnorm_statistics_included(default_device):
@@ -582,3 +590,50 @@ def test_relu_then_max_pool_is_rewritten_as_max_pool_then_relu_with_equal_gradie
     unchanged(x)                                  # the indices are read: no rewrite
     calls = next(iter(unchanged._minitorch_compiled.graphs.values())).calls
     assert [c.fn.__name__ for c in calls][:2] == ["Relu", "MaxPool2d"]
+
+
+@pytest.mark.cpu_only("reads derivative formulas as text: no tensor, no device")
+def test_a_derivative_is_read_from_the_eager_backward_or_the_op_does_not_fuse():
+    # The fused kernels' derivatives are the eager formulas, read on symbols: ...
+    assert derivative_source.unary_derivative(elementwise.Exp, 0.0, 0.0) == "g * y"
+    assert derivative_source.unary_derivative(elementwise.Clamp, -1.0, 2.0) == \
+        "g if x >= -1.0 and x <= 2.0 else 0.0"
+    # (Mul's and Div's are course tasks 3.4 and 3.7: their text is not shown here; the
+    # fused-against-eager tests check them by value.)
+    assert derivative_source.arith_derivatives(elementwise.Sub) == ("g", "-g")
+    assert derivative_source.arith_derivatives(elementwise.Add) == ("g", "g")
+    assert all(derivative_source.arith_derivatives(cls) for cls in (elementwise.Mul,
+                                                                    elementwise.Div))
+    # ... and parentheses only where Python needs them.
+    x, y = derivative_source.Symbol("x"), derivative_source.Symbol("y")
+    assert (x - (y - x)).text == "x - (y - x)" and ((x - y) - x).text == "x - y - x"
+    assert (-(x * y) / (x + 1)).text == "-(x * y) / (x + 1.0)"
+    assert (x * -0.5).text == "x * -0.5" and (x + float("inf")).text == "x + np.inf"
+    # A formula a symbol cannot stand in for gives None: the op runs eagerly.
+    assert derivative_source.unary_derivative(elementwise.Floor, 0.0, 0.0) is None  # new_zeros
+    branching = type("Branching", (elementwise._Unary,), {
+        "op": scalar_ops.EXP, "grad_formula": staticmethod(lambda x, y, g, *p: g if y else -g)})
+    assert derivative_source.unary_derivative(branching, 0.0, 0.0) is None
+    assert branching not in derivative_source.fusable_unary_ops()
+
+    # A course edition's backward still a stub: Mul does not fuse, and the eager backward
+    # raises the stub's error where the student expects it (not a fused right answer).
+    def stub(ctx, g):
+        raise NotImplementedError("Task 3.4: ...")
+    stubbed = type("StubMul", (elementwise.Mul,), {"backward": staticmethod(stub)})
+    assert derivative_source.arith_derivatives(stubbed) is None
+
+
+def test_the_fused_backward_uses_the_eager_formula_of_a_changed_op(monkeypatch, default_device):
+    # One formula per op: change Sigmoid's eager derivative, and the fused backward follows.
+    monkeypatch.setattr(elementwise.Sigmoid, "grad_formula",
+                        staticmethod(lambda x, y, g, *p: g * 3.0))
+    derivative_source.unary_derivative.cache_clear()
+    try:
+        x = minitorch.linspace(-1.0, 1.0, 9, dtype=minitorch.float64).requires_grad_()
+        compiled = minitorch.compile(lambda t: minitorch.sigmoid(t * 2.0) * 1.5)
+        compiled(x).sum().backward()
+        np.testing.assert_allclose(x.grad.cpu().numpy(), np.full(9, 2.0 * 3.0 * 1.5))
+        assert "runs eagerly" not in minitorch.compiler.explain(compiled)
+    finally:
+        derivative_source.unary_derivative.cache_clear()

@@ -216,11 +216,18 @@ def test_the_flag_check_needs_a_store_to_the_flag():
 
 
 def test_the_fused_programs_compiled_use_every_fusable_op_forward_and_backward():
-    from minitorch.backends.fusion_program import ARITH_DERIVATIVES, UNARY_DERIVATIVES
-    programs = _tool("cuda_ptx").fused_programs()
-    for kind, table in (("unary", UNARY_DERIVATIVES), ("arith", ARITH_DERIVATIVES)):
+    from minitorch.backends import scalar_ops
+    from minitorch.compiler import derivative_source
+    from minitorch.compiler.fusion import _ARITH_CLASSES
+    tool = _tool("cuda_ptx")
+    programs = tool.fused_programs()
+    fusable = {"unary": {cls.op for cls in derivative_source.fusable_unary_ops()},
+               "arith": set(_ARITH_CLASSES.values())}
+    assert {getattr(scalar_ops, name.upper()) for name in tool.FUSED_ARITH} == fusable["arith"]
+    for kind, ops in fusable.items():
         used = {ins.op for p in programs for ins in p.body if ins.kind == kind}
-        assert used == set(table), (kind, set(table) - used)
+        assert used == ops, (kind, ops - used)
+    assert all(ins.derivatives for p in programs for ins in p.body)
     assert {bool(p.grads_for) for p in programs} == {False, True}
     assert {p.dtype for p in programs} == {"float32", "float64"}
     assert any(any(isinstance(a, float) for a in ins.args) for p in programs for ins in p.body)

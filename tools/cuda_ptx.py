@@ -207,23 +207,33 @@ def signature_jobs(shard: int, shards: int) -> list:
     return jobs
 
 
+FUSED_ARITH = ("Add", "Sub", "Mul", "Div")
+
+
 def fused_programs() -> list:
-    """Programs that together use every fusable op (the keys of the derivative tables),
-    with a scalar input and constant operands on either side, forward and backward."""
+    """Programs that together use every fusable op (each op whose eager derivative the
+    compiler reads as source), with a scalar input and constant operands on either side,
+    forward and backward."""
     from minitorch.backends import scalar_ops
-    from minitorch.backends.fusion_program import (ARITH_DERIVATIVES, UNARY_DERIVATIVES,
-                                                   ElementwiseProgram, Instruction)
+    from minitorch.backends.fusion_program import ElementwiseProgram, Instruction
+    from minitorch.compiler import derivative_source
+    from minitorch.ops import elementwise
     params = {scalar_ops.CLAMP: (-0.5, 0.5), scalar_ops.LEAKY_RELU: (0.01, 0.0),
-              scalar_ops.ELU: (1.0, 0.0), scalar_ops.POW_SCALAR: (3.0, 0.0)}
+              scalar_ops.ELU: (1.0, 0.0), scalar_ops.POW_SCALAR: (3.0, 0.0),
+              scalar_ops.SOFTPLUS: (1.0, 20.0)}
     body = []
-    for op in sorted(UNARY_DERIVATIVES):     # v2 = f(v0), v3 = g(v2), ...: a chain
-        body.append(Instruction("unary", op, (1 + len(body) if body else 0,),
-                                params.get(op, (0.0, 0.0))))
-    for k, op in enumerate(sorted(ARITH_DERIVATIVES)):
+    for cls in sorted(derivative_source.fusable_unary_ops(), key=lambda c: c.op):
+        p = params.get(cls.op, (0.0, 0.0))  # v2 = f(v0), v3 = g(v2), ...: a chain
+        body.append(Instruction("unary", cls.op, (1 + len(body) if body else 0,), p,
+                                (derivative_source.unary_derivative(cls, *p),)))
+    for k, name in enumerate(FUSED_ARITH):
+        cls = getattr(elementwise, name)
+        op = getattr(scalar_ops, name.upper())
         last = 1 + len(body)
         # the scalar input, a constant on either side, and a value with itself
         other = [1, 2.0, last, 0][k % 4]
-        body.append(Instruction("arith", op, (last, other) if k != 2 else (0.5, last)))
+        body.append(Instruction("arith", op, (last, other) if k != 2 else (0.5, last),
+                                derivatives=derivative_source.arith_derivatives(cls)))
     n = 2 + len(body)
     # The backward kernel runs the forward body too (its values feed the derivatives), so
     # a float32 backward and a float64 forward cover every op in both dtypes.

@@ -32,6 +32,26 @@ def is_grad_enabled() -> bool:
     return STATE.grad_enabled
 
 
+def backward_builds_graph() -> bool:
+    """Must the backward running now build its gradients from recorded ops?
+
+    Inside a backward pass grad mode is on only under ``backward(create_graph=True)``
+    (or ``autograd.grad(..., create_graph=True)``): the gradients will themselves be
+    differentiated, so they must be built from ops that record a graph, the op's
+    derivative *formula*.  Otherwise nothing will differentiate them, and a backward
+    may take a faster route that records nothing: one kernel instead of the
+    formula's several ops and the tensors between them.
+
+    The backwards with two routes ask this, so that each says why in one place:
+    ``relu`` (``threshold_backward``: no mask tensor), ``conv2d`` (the direct
+    convolution's own backward kernel), the softmax-family reductions of
+    ``ops/reduction.py``, and the linear layer (course task 4.1, which asks
+    ``is_grad_enabled()``: the same question).  The formula route is also what the
+    compiler reads as a fused kernel's derivative (``compiler/derivative_source.py``).
+    """
+    return STATE.grad_enabled
+
+
 def is_inference_mode_enabled() -> bool:
     return STATE.inference
 

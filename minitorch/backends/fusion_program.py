@@ -21,11 +21,12 @@ and writes ``v5`` once.
 The *backward* kernel is derived from the same program by reverse-mode
 differentiation, one instruction at a time, newest first: each instruction
 adds its inputs' share of the gradient, ``adjoint(input) += adjoint(result)
-* d result / d input``.  The local derivatives are the formulas of the
-eager ops' ``backward`` (``ops/elementwise.py``), written here as scalar
-expressions over ``x`` (the input), ``y`` (the result), ``g`` (the result's
-adjoint) and the op's parameters ``p0``, ``p1``.  Only ops listed in
-:data:`UNARY_DERIVATIVES` and :data:`ARITH_DERIVATIVES` can be fused.
+* d result / d input``.  Each instruction carries its local derivatives
+(:attr:`Instruction.derivatives`) as scalar expressions over ``x`` (a unary
+op's input), ``y`` (its result), ``a``, ``b`` (a binary op's inputs) and
+``g`` (the result's adjoint).  They are not written here: the compiler reads
+them from the eager ops' own ``backward`` (``compiler/derivative_source.py``),
+so each op's derivative is written once.
 
 Everything here is plain data and text, the same for every device.
 """
@@ -34,13 +35,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import scalar_ops
 
-__all__ = ["Instruction", "ElementwiseProgram", "UNARY_DERIVATIVES", "ARITH_DERIVATIVES",
-           "unary_name", "arith_name", "op_source", "helper_name"]
+__all__ = ["Instruction", "ElementwiseProgram", "unary_name", "arith_name", "op_source",
+           "helper_name"]
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,17 @@ class Instruction:
     ``args`` holds, per operand, a value number (an ``int``) or a constant
     (a ``float``: ``x * 2`` multiplies by the constant ``2.0``).  ``params``
     are a unary op's ``p0, p1`` (clamp's bounds, leaky_relu's slope).
+    ``derivatives`` holds, per operand, d(result)/d(operand) times ``g`` as
+    source (``"g * y"`` for exp; ``("g * b", "g * a")`` for a product), in
+    the names ``g``, ``x``, ``y``, ``a``, ``b``; empty for a program that is
+    never differentiated.
     """
 
     kind: str
     op: int
     args: tuple
     params: tuple = (0.0, 0.0)
+    derivatives: tuple = field(default=(), repr=False)   # long: left out of the repr
 
 
 @dataclass(frozen=True)
@@ -150,46 +156,3 @@ def op_source(kind: str, op: int) -> str:
     statements = _branches("unary" if kind == "unary" else "arith")[op]
     return "\n".join("    " + line for stmt in statements
                      for line in ast.unparse(stmt).splitlines())
-
-
-def _u(name: str, arg: str, p0: str = "0.0") -> str:
-    """Source of a call of a unary scalar op inside a derivative formula."""
-    return f"unary_{name.lower()}({arg}, {p0}, 0.0)"
-
-
-#: d(loss)/dx for ``y = f(x, p0, p1)``, given ``g`` = d(loss)/dy: the formulas of
-#: the eager ``backward``s of ``ops/elementwise.py``, for one element.
-UNARY_DERIVATIVES: dict[int, str] = {
-    scalar_ops.NEG: "-g",
-    scalar_ops.ABS: f"g * {_u('SIGN', 'x')}",
-    scalar_ops.EXP: "g * y",
-    scalar_ops.LOG: "g / x",
-    scalar_ops.LOG2: "g / (x * 0.6931471805599453)",
-    scalar_ops.LOG10: "g / (x * 2.302585092994046)",
-    scalar_ops.LOG1P: "g / (x + 1)",
-    scalar_ops.EXPM1: "g * (y + 1)",
-    scalar_ops.EXP2: "g * y * 0.6931471805599453",
-    scalar_ops.SQRT: "g / (2 * y)",
-    scalar_ops.RSQRT: "g * -0.5 * y / x",
-    scalar_ops.SIN: f"g * {_u('COS', 'x')}",
-    scalar_ops.COS: f"-g * {_u('SIN', 'x')}",
-    scalar_ops.TAN: "g * (1 + y * y)",
-    scalar_ops.TANH: "g * (1 - y * y)",
-    scalar_ops.SIGMOID: "g * y * (1 - y)",
-    scalar_ops.RECIPROCAL: "-g * y * y",
-    scalar_ops.SQUARE: "g * 2 * x",
-    scalar_ops.RELU: "0.0 if y <= 0 else g",
-    scalar_ops.LEAKY_RELU: "g if x > 0 else g * p0",
-    scalar_ops.ELU: "g if x > 0 else g * (y + p0)",
-    scalar_ops.CLAMP: "g if x >= p0 and x <= p1 else 0.0",
-    scalar_ops.SILU: f"g * ({_u('SIGMOID', 'x')} * (1 + x * (1 - {_u('SIGMOID', 'x')})))",
-    scalar_ops.POW_SCALAR: f"g * 0 if p0 == 0 else g * p0 * {_u('POW_SCALAR', 'x', 'p0 - 1')}",
-}
-
-#: (d/da, d/db) of ``y = a op b``, given ``g``: the eager formulas of Add, Sub, Mul, Div.
-ARITH_DERIVATIVES: dict[int, tuple[str, str]] = {
-    scalar_ops.ADD: ("g", "g"),
-    scalar_ops.SUB: ("g", "-g"),
-    scalar_ops.MUL: ("g * b", "g * a"),
-    scalar_ops.DIV: ("g / b", "-g * a / (b * b)"),
-}

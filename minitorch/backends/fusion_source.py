@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import scalar_ops
-from .fusion_program import (ARITH_DERIVATIVES, UNARY_DERIVATIVES, ElementwiseProgram,
-                             helper_name, op_source)
+from .fusion_program import ElementwiseProgram, helper_name, op_source
 
 __all__ = ["source_folder", "literal", "expression", "helpers", "read_inputs", "body",
            "backward_lines", "describe", "file_text", "load", "kernels_for"]
@@ -99,7 +98,7 @@ def helpers(code: str, decorator: str) -> list:
 
 def fill(template: str, names: dict) -> str:
     """Put the variables of one instruction into a derivative formula (``g``, ``x``, ...)."""
-    return re.sub(r"\b(g|x|y|a|b|p0|p1)\b", lambda m: names[m.group(1)], template)
+    return re.sub(r"\b(g|x|y|a|b)\b", lambda m: names[m.group(1)], template)
 
 
 def read_inputs(program: ElementwiseProgram, names: list) -> tuple[list, list]:
@@ -139,19 +138,15 @@ def backward_lines(program: ElementwiseProgram) -> list:
         k = program.n_inputs + index
         if k not in have:
             continue                    # nothing depends on this value
-        p0, p1 = (literal(p) for p in ins.params)
         lines.append(f"        # v{k} = {expression(ins)}")
         if ins.kind == "unary":
-            arg = ins.args[0]
-            if isinstance(arg, int):
-                add(arg, fill(UNARY_DERIVATIVES[ins.op],
-                               {"g": f"a{k}", "x": f"v{arg}", "y": f"v{k}", "p0": p0, "p1": p1}))
-            continue
-        names = {"g": f"a{k}", "a": operand(ins.args[0]), "b": operand(ins.args[1]),
-                 "p0": p0, "p1": p1, "x": "", "y": f"v{k}"}
+            names = {"g": f"a{k}", "x": operand(ins.args[0]), "y": f"v{k}"}
+        else:
+            names = {"g": f"a{k}", "a": operand(ins.args[0]), "b": operand(ins.args[1]),
+                     "y": f"v{k}"}
         for side, arg in enumerate(ins.args):
             if isinstance(arg, int):
-                add(arg, fill(ARITH_DERIVATIVES[ins.op][side], names))
+                add(arg, fill(ins.derivatives[side], names))
     for j, k in enumerate(program.grads_for):
         lines.append(f"        gin{j}[i] = a{k}" if k in have else f"        gin{j}[i] = 0.0")
     return lines

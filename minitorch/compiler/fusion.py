@@ -22,12 +22,12 @@ from dataclasses import replace
 from typing import Any
 
 from ..autograd.function import Function, once_differentiable
-from ..backends.fusion_program import (ARITH_DERIVATIVES, UNARY_DERIVATIVES, ElementwiseProgram,
-                                       Instruction)
+from ..backends.fusion_program import ElementwiseProgram, Instruction
 from ..backends import scalar_ops
 from ..layout import broadcast_shapes, numel
 from ..ops import elementwise, kernels
 from ..ops.views import sum_to_shape
+from .derivative_source import arith_derivatives, unary_derivative
 from .trace import Call, Graph, Ref, refs
 
 __all__ = ["fuse", "FusedElementwise", "programs"]
@@ -73,14 +73,22 @@ def _instructions(call: Call, meta: list) -> list | None:
             return None
     if not full:
         return None
+    # An op fuses when its eager derivative reads as source (derivative_source.py): the
+    # fused backward then computes exactly what the eager backward would.
     cls = call.fn
     if isinstance(cls, type) and issubclass(cls, elementwise._Unary):
-        if cls.op not in UNARY_DERIVATIVES or not isinstance(operands[0], Ref):
+        if not isinstance(operands[0], Ref) or cls.grad_formula is None:
             return None
         p = [float(x) for x in operands[1:3]] + [0.0] * (3 - len(operands))
-        return [Instruction("unary", cls.op, (operands[0],), (p[0], p[1]))]
+        derivative = unary_derivative(cls, p[0], p[1])
+        if derivative is None:
+            return None
+        return [Instruction("unary", cls.op, (operands[0],), (p[0], p[1]), (derivative,))]
     op = _ARITH_CLASSES.get(cls)
-    if op not in ARITH_DERIVATIVES or len(operands) < 2:
+    if op is None or len(operands) < 2:
+        return None
+    derivatives = arith_derivatives(cls)
+    if derivatives is None:
         return None
     a, b = operands[0], operands[1]
     if not any(isinstance(x, Ref) for x in (a, b)):
@@ -89,9 +97,12 @@ def _instructions(call: Call, meta: list) -> list | None:
     if not isinstance(alpha, float):
         return None
     if alpha != 1.0:                       # add(a, b, alpha=2): a + b * 2, as Add's forward
-        return [Instruction("arith", scalar_ops.MUL, (b, alpha)),
-                Instruction("arith", op, (a, None))]
-    return [Instruction("arith", op, (a, b))]
+        scaled = arith_derivatives(elementwise.Mul)
+        if scaled is None:
+            return None
+        return [Instruction("arith", scalar_ops.MUL, (b, alpha), derivatives=scaled),
+                Instruction("arith", op, (a, None), derivatives=derivatives)]
+    return [Instruction("arith", op, (a, b), derivatives=derivatives)]
 
 
 def _runs(graph: Graph) -> list:

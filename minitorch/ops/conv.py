@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import backward_builds_graph
 from ..autocast_mode import STATE as AUTOCAST
 from ..tensor_base import TensorBase
 from . import kernels
@@ -177,8 +177,7 @@ class Conv2dDirect(Function):
     def backward(ctx: Any, g: TensorBase):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        if is_grad_enabled():
-            # create_graph=True: the gradient must itself be differentiable.
+        if backward_builds_graph():     # the formula; else the direct convolution's kernel
             return conv2d_backward(x, weight, g, ctx.geo, ctx.groups,
                                    (need_x, need_w, need_b)) + (None, None)
         src, w, gc = kernels.contiguous(x), kernels.contiguous(weight), kernels.contiguous(g)

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from ..autograd.function import Function
 from ..autograd import forward_ad, grad_mode
+from ..autograd.grad_mode import backward_builds_graph
 from ..autograd.forward_ad import STATE as FORWARD_AD
 from ..autocast_mode import STATE as AUTOCAST
 from ..trace_mode import STATE as TRACE
@@ -495,8 +496,8 @@ PowTensorScalar = _unary_op("PowTensorScalar", scalar_ops.POW_SCALAR,
 def _relu_grad(y: TensorBase, g: TensorBase) -> TensorBase:
     """0 where the output ``y`` is <= 0, else ``g`` (PyTorch's threshold_backward: an inf
     ``g`` gives 0 there, not NaN, and a NaN output passes its gradient)."""
-    if grad_mode.STATE.grad_enabled:
-        return where(y <= 0, 0.0, g)          # create_graph: ops that can be differentiated
+    if backward_builds_graph():
+        return where(y <= 0, 0.0, g)          # the formula
     return kernels.threshold_backward(y, g)       # one kernel, no mask tensor
 
 
@@ -654,7 +655,7 @@ def gelu(input: TensorBase, approximate: str = "none") -> TensorBase:
     if approximate == "tanh":
         return GeluTanh.apply(input)
     if approximate != "none":
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return Gelu.apply(input)
 
 

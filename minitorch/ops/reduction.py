@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import backward_builds_graph, is_grad_enabled
 from ..backends import scalar_ops
 from ..dtype import bool_, dtype as dtype_cls, int64, get_default_dtype, as_dtype, float64
 from ..layout import normalize_dim, normalize_dims, numel
@@ -787,7 +787,7 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
         (y,) = ctx.saved_tensors
-        if is_grad_enabled():      # create_graph: the formula, so it can be differentiated
+        if backward_builds_graph():     # the formula; else one kernel
             return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
         return _softmax_grad_rows(g, y, ctx.dim, log=False), None
 
@@ -805,7 +805,7 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx: Any, g: TensorBase):
         (y,) = ctx.saved_tensors
-        if is_grad_enabled():      # create_graph: the formula, so it can be differentiated
+        if backward_builds_graph():     # the formula; else one kernel
             return g - y.exp() * g.sum(ctx.dim, keepdim=True), None
         return _softmax_grad_rows(g, y, ctx.dim, log=True), None
 
