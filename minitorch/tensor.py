@@ -23,6 +23,7 @@ themselves never import this class: they make tensors with
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 from . import ops
@@ -44,6 +45,30 @@ _LEGACY_DEVICE = {"cpu": "", "cuda": "cuda."}
 def _is_operand(other: Any) -> bool:
     """Whether a binary operator handles ``other`` (else Python tries the reflected one)."""
     return isinstance(other, TensorBase) or ops.kernels.is_number(other)
+
+
+def _like(number: Any, t: TensorBase) -> TensorBase:
+    """A Python number as a 0-d tensor of ``t``'s dtype and device (``2 << t``: a wrapped
+    number does not change the result's dtype)."""
+    if isinstance(number, TensorBase):
+        return number
+    return creation.scalar_tensor(number, dtype=t.dtype, device=t.device)
+
+
+def _matrix_transpose(t: TensorBase, name: str, batches: bool) -> TensorBase:
+    """``t.mT``/``t.mH`` (``batches``: any dims before the matrix) and ``t.H``: the last two
+    dims swapped, as PyTorch checks them (a 0-d tensor is itself, with a warning)."""
+    d = t.dim()
+    if d == 0:
+        instead = ("This function is the identity in these cases." if name == "mT"
+                   else "Consider using x.conj().")
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {instead}", UserWarning,
+                      stacklevel=3)
+        return views.permute(t, ())
+    if d == 1 or (not batches and d != 2):
+        what = "matrices or batches of matrices" if batches else "matrices (2-D tensors)"
+        raise RuntimeError(f"tensor.{name} is only supported on {what}. Got {d}-D tensor.")
+    return views.transpose(t, -2, -1)
 
 
 def _inplace_method(fn: Callable, name: str) -> Callable:
@@ -210,6 +235,21 @@ class Tensor(TensorBase, result_class=True):
 
     __rxor__ = __xor__
 
+    # ``x << 1``, ``2 >> x``: integer shifts (ops/tensor_extras.py).
+    def __lshift__(self, other: Any) -> Tensor:
+        return METHODS["bitwise_left_shift"](self, other) if _is_operand(other) else NotImplemented
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return METHODS["bitwise_left_shift"](_like(other, self), self) \
+            if _is_operand(other) else NotImplemented
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return METHODS["bitwise_right_shift"](self, other) if _is_operand(other) else NotImplemented
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return METHODS["bitwise_right_shift"](_like(other, self), self) \
+            if _is_operand(other) else NotImplemented
+
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return elementwise.eq(self, other) if _is_operand(other) else NotImplemented
 
@@ -274,6 +314,12 @@ class Tensor(TensorBase, result_class=True):
     def __ior__(self, other: Any) -> Tensor:
         return elementwise.inplace(self, lambda x: elementwise.bitwise_or(x, other))
 
+    def __ilshift__(self, other: Any) -> Tensor:
+        return elementwise.inplace(self, lambda x: METHODS["bitwise_left_shift"](x, other))
+
+    def __irshift__(self, other: Any) -> Tensor:
+        return elementwise.inplace(self, lambda x: METHODS["bitwise_right_shift"](x, other))
+
     def __getitem__(self, key: Any) -> Tensor:
         return indexing.getitem(self, key)
 
@@ -297,6 +343,33 @@ class Tensor(TensorBase, result_class=True):
         return out
 
     # -- methods that are not one op ------------------------------------------
+    def apply_(self, callable: Callable) -> Tensor:
+        """Replace each element ``v`` by ``callable(v)`` (a Python number), in place.
+
+        CPU only, as in PyTorch, and slow: one Python call per element.  Nothing is
+        recorded for autograd beyond the in-place write itself.
+        """
+        return self._elementwise_python("apply_", lambda values: [callable(v) for v in values])
+
+    def map_(self, tensor: Tensor, callable: Callable) -> Tensor:
+        """Replace each element ``v`` by ``callable(v, w)``, ``w`` the element of ``tensor``
+        (broadcast to this tensor's shape) at the same place, in place (CPU only)."""
+        others = views.expand(tensor, self._shape).reshape(-1).tolist() \
+            if isinstance(tensor, TensorBase) else None
+        if others is None:
+            raise TypeError(f"map_(): argument 'tensor' must be Tensor, not "
+                            f"{type(tensor).__name__}")
+        return self._elementwise_python(
+            "map_", lambda values: [callable(v, w) for v, w in zip(values, others)], tensor)
+
+    def _elementwise_python(self, name: str, compute: Callable, *others: Any) -> Tensor:
+        for t in (self, *others):
+            if t.device.type != "cpu":
+                raise TypeError(f"{name} is only implemented on CPU tensors")
+        values = compute(self.reshape(-1).tolist())
+        self.copy_(creation.tensor(values, dtype=self.dtype).reshape(self._shape))
+        return self
+
     def where(self, condition: Tensor, other: Any) -> Tensor:
         """``self`` where ``condition`` holds, else ``other`` (``minitorch.where(condition, self, other)``)."""
         return elementwise.where(condition, self, other)
@@ -318,10 +391,19 @@ class Tensor(TensorBase, result_class=True):
     @property
     def mT(self) -> Tensor:  # noqa: N802
         """The last two dims swapped (a batch of transposed matrices)."""
-        return views.transpose(self, -2, -1)
+        return _matrix_transpose(self, "mT", batches=True)
 
-    H = T            # the conjugate transpose: minitorch has no complex numbers
-    mH = mT
+    # The conjugate transposes: minitorch has no complex numbers, so they are the transposes,
+    # with PyTorch's checks.
+    @property
+    def mH(self) -> Tensor:  # noqa: N802
+        """The last two dims swapped (with no complex numbers, :attr:`mT`)."""
+        return _matrix_transpose(self, "mH", batches=True)
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802
+        """The transpose of a matrix (with no complex numbers, :attr:`T` of a 2-D tensor)."""
+        return _matrix_transpose(self, "H", batches=False)
 
     # -- dtype and device shorthands: ``t.double()`` is ``t.to(float64)`` -----
     def cpu(self, memory_format: Any = None) -> Tensor:

@@ -106,6 +106,14 @@ class Tensor(TensorBase):
         """Defined in minitorch.tensor.Tensor.__xor__ (minitorch/tensor.py)."""
     def __rxor__(self, other: Any) -> Tensor:
         """Defined in minitorch.tensor.Tensor.__xor__ (minitorch/tensor.py)."""
+    def __lshift__(self, other: Any) -> Tensor:
+        """Defined in minitorch.tensor.Tensor.__lshift__ (minitorch/tensor.py)."""
+    def __rlshift__(self, other: Any) -> Tensor:
+        """Defined in minitorch.tensor.Tensor.__rlshift__ (minitorch/tensor.py)."""
+    def __rshift__(self, other: Any) -> Tensor:
+        """Defined in minitorch.tensor.Tensor.__rshift__ (minitorch/tensor.py)."""
+    def __rrshift__(self, other: Any) -> Tensor:
+        """Defined in minitorch.tensor.Tensor.__rrshift__ (minitorch/tensor.py)."""
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         """Return self==value.
 
@@ -167,6 +175,10 @@ class Tensor(TensorBase):
         """Defined in minitorch.tensor.Tensor.__iand__ (minitorch/tensor.py)."""
     def __ior__(self, other: Any) -> Tensor:
         """Defined in minitorch.tensor.Tensor.__ior__ (minitorch/tensor.py)."""
+    def __ilshift__(self, other: Any) -> Tensor:
+        """Defined in minitorch.tensor.Tensor.__ilshift__ (minitorch/tensor.py)."""
+    def __irshift__(self, other: Any) -> Tensor:
+        """Defined in minitorch.tensor.Tensor.__irshift__ (minitorch/tensor.py)."""
     def __getitem__(self, key: Any) -> Tensor:
         """Defined in minitorch.tensor.Tensor.__getitem__ (minitorch/tensor.py)."""
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -175,6 +187,18 @@ class Tensor(TensorBase):
         """Defined in minitorch.tensor.Tensor.__iter__ (minitorch/tensor.py)."""
     def __deepcopy__(self, memo: builtins.dict) -> Tensor:
         """Defined in minitorch.tensor.Tensor.__deepcopy__ (minitorch/tensor.py)."""
+    def apply_(self, callable: Callable) -> Tensor:
+        """Replace each element ``v`` by ``callable(v)`` (a Python number), in place.
+
+        Defined in minitorch.tensor.Tensor.apply_ (minitorch/tensor.py).
+        """
+    def map_(self, tensor: Tensor, callable: Callable) -> Tensor:
+        """Replace each element ``v`` by ``callable(v, w)``, ``w`` the element of ``tensor``
+
+        Defined in minitorch.tensor.Tensor.map_ (minitorch/tensor.py).
+        """
+    def _elementwise_python(self, name: builtins.str, compute: Callable, *others: Any) -> Tensor:
+        """Defined in minitorch.tensor.Tensor._elementwise_python (minitorch/tensor.py)."""
     def where(self, condition: Tensor, other: Any) -> Tensor:
         """``self`` where ``condition`` holds, else ``other`` (``minitorch.where(condition, self, other)``).
 
@@ -199,16 +223,16 @@ class Tensor(TensorBase):
         Defined in minitorch.tensor.Tensor.mT (minitorch/tensor.py).
         """
     @property
-    def H(self) -> Tensor:
-        """All dims reversed (the transpose of a matrix).
+    def mH(self) -> Tensor:
+        """The last two dims swapped (with no complex numbers, :attr:`mT`).
 
-        Defined in minitorch.tensor.Tensor.T (minitorch/tensor.py).
+        Defined in minitorch.tensor.Tensor.mH (minitorch/tensor.py).
         """
     @property
-    def mH(self) -> Tensor:
-        """The last two dims swapped (a batch of transposed matrices).
+    def H(self) -> Tensor:
+        """The transpose of a matrix (with no complex numbers, :attr:`T` of a 2-D tensor).
 
-        Defined in minitorch.tensor.Tensor.mT (minitorch/tensor.py).
+        Defined in minitorch.tensor.Tensor.H (minitorch/tensor.py).
         """
     def cpu(self, memory_format: Any = ...) -> Tensor:
         """Defined in minitorch.tensor.Tensor.cpu (minitorch/tensor.py)."""

@@ -410,3 +410,214 @@ def test_clamp_of_an_integer_tensor_with_crossed_bounds_still_promotes_to_float(
         got = torch.clamp(x, 0.5, -2)
         assert got.dtype == torch.float32
         assert got.tolist() == [-2.0] * x.numel()
+
+
+# ---------------------------------------------------------------------------
+# Issue 23: PyTorch's other spellings, its errors, and silent differences
+# ---------------------------------------------------------------------------
+def test_numpy_names_of_dim_and_keepdim(default_device):
+    # PyTorch's argument parser takes NumPy's `axis` and `keepdims` for every op with a
+    # `dim` or `keepdim` argument; so does every public form here (ops/registry.py).
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    assert x.sum(axis=1).shape == (2, 4) and x.sum(axis=1).tolist() == x.sum(1).tolist()
+    assert x.mean(axis=(1, 2)).tolist() == x.mean((1, 2)).tolist()
+    values, indices = x.max(axis=1)
+    assert values.tolist() == x.max(1).values.tolist() and indices.tolist() == [[2] * 4] * 2
+    assert x.std(axis=1).shape == (2, 4) and x.var(axis=0, keepdims=True).shape == (1, 3, 4)
+    assert torch.std_mean(x, axis=2)[0].shape == (2, 3)
+    assert (x > 3).any(axis=0).shape == (3, 4) and (x > 3).all(axis=2, keepdims=True).shape \
+        == (2, 3, 1)
+    assert x.sum(1, keepdims=True).shape == (2, 1, 4)
+    assert torch.sum(x, axis=0).shape == (3, 4) and torch.cat([x, x], axis=2).shape == (2, 3, 8)
+    assert x.unsqueeze(axis=0).shape == (1, 2, 3, 4) and x.cumsum(axis=0).shape == (2, 3, 4)
+    assert x.amax(axis=0, keepdims=True).shape == (1, 3, 4)
+    with pytest.raises(TypeError, match="got both 'dim' and 'axis'"):
+        x.sum(dim=0, axis=1)
+    with pytest.raises(TypeError):
+        x.sum(axes=1)                   # only NumPy's names for PyTorch's, nothing else
+
+
+def test_shift_operators(default_device):
+    i = torch.tensor([1, 2, -3])
+    assert (i << 1).tolist() == [2, 4, -6] and (i >> 1).tolist() == [0, 1, -2]
+    assert (2 << i.abs()).tolist() == [4, 8, 16] and (16 >> torch.tensor([1, 2])).tolist() == [8, 4]
+    assert (i << 1).dtype is torch.int64
+    j = i.clone()
+    j <<= 2
+    assert j.tolist() == [4, 8, -12]
+    j >>= 1
+    assert j.tolist() == [2, 4, -6]
+    assert (torch.tensor([1, 2], dtype=torch.uint8) << 7).tolist() == [128, 0]
+    with pytest.raises(NotImplementedError, match="\"lshift_.*\" not implemented for 'Float'"):
+        torch.tensor([1.5]) << 1
+    with pytest.raises(NotImplementedError, match="\"rshift_.*\" not implemented for 'Float'"):
+        torch.bitwise_right_shift(torch.tensor([1.5]), 1)
+
+
+def test_matrix_transposes_check_their_dims(default_device):
+    for name in ("mT", "mH"):
+        with pytest.raises(RuntimeError, match=rf"tensor.{name} is only supported on matrices "
+                                               r"or batches of matrices. Got 1-D tensor."):
+            getattr(torch.ones(3), name)
+        with pytest.warns(UserWarning, match=f"Tensor.{name} is deprecated on 0-D tensors"):
+            assert getattr(torch.tensor(2.0), name).item() == 2.0
+        assert getattr(torch.ones(4, 2, 3), name).shape == (4, 3, 2)
+    with pytest.raises(RuntimeError, match=r"tensor.H is only supported on matrices \(2-D "
+                                           r"tensors\). Got 3-D tensor."):
+        torch.ones(4, 2, 3).H
+    assert torch.ones(2, 3).H.shape == (3, 2)
+
+
+def test_all_and_any_of_uint8_stay_uint8(default_device):
+    u = torch.tensor([[1, 2], [0, 3]], dtype=torch.uint8)
+    assert u.all().dtype is torch.uint8 and u.all().item() == 0
+    assert u.any(1).dtype is torch.uint8 and u.any(1).tolist() == [1, 1]
+    assert u.all(0).tolist() == [0, 1]
+    assert torch.tensor([1, 2]).all().dtype is torch.bool
+
+
+def test_a_float_modulo_an_integer_tensor_is_a_float(default_device):
+    r = 100.5 % torch.tensor([3, 4])
+    assert r.dtype is torch.float32 and r.tolist() == [1.5, 0.5]
+    assert torch.remainder(7, torch.tensor([3, 4])).dtype is torch.int64
+
+
+def test_flip_of_a_0d_tensor_is_a_copy(default_device):
+    t = torch.tensor(1.5, requires_grad=True)
+    f = t.flip(0)
+    assert f.shape == () and f.item() == 1.5 and f.requires_grad
+    f.backward()
+    assert t.grad.item() == 1.0
+    assert torch.flip(torch.tensor(2.0), (-1,)).item() == 2.0
+    with pytest.raises(IndexError):
+        torch.tensor(2.0).flip(1)
+
+
+def test_linspace_and_logspace_refuse_bool(default_device):
+    for fn in (torch.linspace, torch.logspace):
+        with pytest.raises(NotImplementedError, match=f"\"{fn.__name__}_.*\" not implemented "
+                                                      "for 'Bool'"):
+            fn(0, 1, 3, dtype=torch.bool)
+
+
+@pytest.mark.cpu_only("apply_ and map_ are CPU-only in PyTorch; the cuda refusal is checked here")
+def test_apply_and_map_call_python_for_each_element():
+    t = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert t.apply_(lambda v: v * 10) is t and t.tolist() == [[10.0, 20.0], [30.0, 40.0]]
+    t.map_(torch.tensor([1.0, 2.0]), lambda v, w: v + w)     # broadcast over the rows
+    assert t.tolist() == [[11.0, 22.0], [31.0, 42.0]]
+    i = torch.tensor([1, 2])
+    assert i.apply_(lambda v: v * 3).tolist() == [3, 6] and i.dtype is torch.int64
+    with pytest.raises(TypeError, match="map_\\(\\): argument 'tensor' must be Tensor"):
+        t.map_(2.0, lambda v, w: v)
+    if torch.cuda.is_available():
+        with pytest.raises(TypeError, match="apply_ is only implemented on CPU tensors"):
+            torch.ones(2, device="cuda").apply_(lambda v: v)
+
+
+def test_in_place_ops_refuse_a_tensor_whose_elements_share_memory(default_device):
+    # An expanded tensor's elements are one memory cell: an in-place op would silently keep
+    # one element's result.  PyTorch refuses; so does every in-place op here.
+    x = torch.zeros(1).expand(3)
+    for op in (lambda t: t.relu_(), lambda t: t.add_(1), lambda t: t.frac_(),
+               lambda t: t.lt_(1), lambda t: t.mul_(torch.ones(3))):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor "
+                                               "refers to a single memory location"):
+            op(x)
+    assert x.tolist() == [0.0, 0.0, 0.0]
+    y = torch.zeros(3).as_strided((3, 1), (1, 0))    # a 0 stride on a size-1 dim: no overlap
+    y.add_(1)
+    assert y.tolist() == [[1.0], [1.0], [1.0]]
+
+
+def test_adaptive_pools_keep_a_dim_given_as_none(default_device):
+    x = torch.arange(2 * 4 * 6.0).reshape(1, 2, 4, 6)
+    for pool in (F.adaptive_avg_pool2d, F.adaptive_max_pool2d):
+        assert pool(x, (None, 3)).shape == (1, 2, 4, 3)
+        assert pool(x, (2, None)).shape == (1, 2, 2, 6)
+        assert pool(x[0], (None, 2)).shape == (2, 4, 2)
+    assert F.adaptive_max_pool2d(x, (None, 3))[0, 0, 0].tolist() == [1.0, 3.0, 5.0]
+
+
+def test_nanmedian_of_integers_along_a_dim(default_device):
+    r = torch.tensor([[3, 1, 2], [7, 5, 6]]).nanmedian(1)
+    assert r.values.tolist() == [2, 6] and r.values.dtype is torch.int64
+    assert r.indices.tolist() == [2, 2]
+
+
+def test_roll_shifts_and_dims_must_align(default_device):
+    x = torch.arange(6).reshape(2, 3)
+    assert x.roll((1,)).tolist() == [[5, 0, 1], [2, 3, 4]]       # one shift, flattened
+    assert x.roll((1,), (0,)).tolist() == [[3, 4, 5], [0, 1, 2]]
+    for shifts, dims, message in (((1, 2), None, "shifts: 2, dims:0"),
+                                  (1, (0, 1), "shifts: 1, dims:2"),
+                                  ((1, 2), (0,), "shifts: 2, dims:1")):
+        with pytest.raises(RuntimeError, match=f"shifts and dimensions must align. {message}"):
+            x.roll(shifts, dims)
+
+
+def test_movedim_of_a_0d_tensor(default_device):
+    assert torch.tensor(1.5).movedim(0, 0).item() == 1.5
+    assert torch.tensor(1.5).movedim(-1, 0).shape == ()
+
+
+def test_contractions_over_empty_dims(default_device):
+    a, b = torch.zeros(2, 0), torch.zeros(0, 3)
+    for r in (torch.tensordot(a, b, 1), torch.einsum("ij,jk->ik", a, b), a @ b):
+        assert r.shape == (2, 3) and r.tolist() == [[0.0] * 3] * 2
+    assert torch.tensordot(torch.zeros(0, 4), torch.zeros(4, 5), 1).shape == (0, 5)
+    assert torch.einsum("bij,bjk->bik", torch.zeros(0, 2, 3), torch.zeros(0, 3, 4)).shape \
+        == (0, 2, 4)
+
+
+def test_padding_of_the_wrong_length_is_refused_in_pytorchs_words(default_device):
+    x = torch.zeros(1, 2, 3)
+    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
+        F.pad(x, (1, 1, 1), mode="reflect")
+    with pytest.raises(RuntimeError, match="Padding length should be less than or equal to two "
+                                           "times the input dimension but got padding length 8"):
+        F.pad(x, (1,) * 8)
+    with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 1D input"):
+        F.pad(torch.zeros(3), (1, 1), mode="reflect")
+    assert F.pad(x, (1, 1, 1, 1), mode="reflect").shape == (1, 4, 5)
+    x4, w = torch.zeros(1, 1, 4, 4), torch.zeros(1, 1, 2, 2)
+    with pytest.raises(RuntimeError, match=r"expected padding to be a single integer value or a "
+                                           r"list of 2 values .* but got padding=\[1, 1, 1\]"):
+        F.conv2d(x4, w, padding=(1, 1, 1))
+    with pytest.raises(RuntimeError, match="expected stride to be a single integer value"):
+        F.conv2d(x4, w, stride=(1, 1, 1))
+    for pool in ("max_pool2d", "avg_pool2d"):
+        with pytest.raises(RuntimeError, match=f"{pool}: padding must either be a single int, "
+                                               "or a tuple of two ints"):
+            getattr(F, pool)(x4, 2, padding=(1, 1, 1))
+        with pytest.raises(RuntimeError, match=f"{pool}: kernel_size must either be a single"):
+            getattr(F, pool)(x4, (2, 2, 2))
+        with pytest.raises(RuntimeError, match=f"{pool}: stride must either be omitted, a single "
+                                               "int, or a tuple of two ints"):
+            getattr(F, pool)(x4, 2, stride=(1, 1, 1))
+        assert getattr(F, pool)(x4, 2, stride=(2,)).shape == (1, 1, 2, 2)
+
+
+def test_split_of_an_empty_dim_gives_one_empty_piece(default_device):
+    pieces = torch.zeros(0, 3).split(2)
+    assert len(pieces) == 1 and pieces[0].shape == (0, 3)
+    assert len(torch.zeros(0, 3).split(0)) == 1
+
+
+def test_prelu_keeps_the_input_shape(default_device):
+    r = F.prelu(torch.tensor(-1.0), torch.tensor([0.25]))
+    assert r.shape == () and r.item() == -0.25
+    assert F.prelu(torch.tensor([[-2.0, 2.0]]), torch.tensor([0.5])).tolist() == [[-1.0, 2.0]]
+
+
+def test_instance_norm_of_one_spatial_element(default_device):
+    with pytest.raises(ValueError, match=r"Expected more than 1 spatial element when training, "
+                                         r"got input size .*\[1, 2, 1\]"):
+        F.instance_norm(torch.zeros(1, 2, 1))
+
+
+def test_round_of_integers_to_decimal_places_is_refused(default_device):
+    i = torch.tensor([1, 2])
+    assert i.round().tolist() == [1, 2] and i.round().dtype is torch.int64
+    with pytest.raises(NotImplementedError, match="\"round_cpu\" not implemented for 'Long'"):
+        i.round(decimals=1)

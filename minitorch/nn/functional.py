@@ -15,6 +15,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops import elementwise as elementwise_ops, reduction as reduction_ops
 from ..ops.creation import full, arange, tensor as _tensor
 from ..ops.sampling import bernoulli
+from ..ops.tensor_extras import prelu  # noqa: F401  (one prelu: minitorch.prelu's)
 from ..ops.embedding import embedding as embedding_op
 from ..ops.padding import pad
 from ..ops.linalg import linear as _linear, matmul
@@ -204,13 +205,6 @@ def softmin(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     a, b = input.chunk(2, dim)
     return a * b.sigmoid()
-
-
-def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    w = weight
-    if input.dim() >= 2 and weight.numel() > 1:
-        w = weight.reshape((1, -1) + (1,) * (input.dim() - 2))
-    return elementwise_ops.where(input > 0, input, input * w)
 
 
 # ---------------------------------------------------------------------------
@@ -591,6 +585,10 @@ def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = No
     # Each (sample, channel) is its own channel of a batch of one: batch_norm's statistics
     # (course task 4.6) over the spatial dims, with the affine parameters repeated per sample.
     n, c = input.shape[0], input.shape[1]
+    if use_input_stats and input.numel() <= n * c:
+        # One value per (sample, channel): its variance over the spatial dims is undefined.
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{input.shape}")
     return batch_norm(input.reshape((1, n * c) + tuple(input.shape[2:])), None, None,
                       None if weight is None else weight.repeat(n),
                       None if bias is None else bias.repeat(n), True, 0.0, eps

@@ -363,6 +363,11 @@ def conv2d(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None
     if input.dtype is not weight.dtype and not AUTOCAST.enabled:     # (autocast casts both)
         raise RuntimeError(f"Input type ({input.dtype.name}) and weight type "
                            f"({weight.dtype.name}) should be the same")
+    for name, value in (("stride", stride), ("dilation", dilation), ("padding", padding)):
+        if isinstance(value, (tuple, list)) and len(value) not in (1, 2):
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 "
+                               f"values to match the convolution dimensions, but got "
+                               f"{name}={list(value)}")
     dilation = _pair(dilation)
     stride = _pair(stride)
     if isinstance(padding, str):
@@ -472,9 +477,18 @@ class MaxPool2dBackward(Function):
         return picked.reshape(idx.shape), None, None, None
 
 
-def _pool_args(kernel_size: Any, stride: Any, padding: Any, dilation: Any) -> tuple:
+def _pool_args(op: str, kernel_size: Any, stride: Any, padding: Any, dilation: Any) -> tuple:
+    """A 2-D pool's (kernel, stride, padding, dilation), each a pair; a tuple of another
+    length is refused in PyTorch's words (``op`` names the pool)."""
+    omitted = stride is None or stride == [] or stride == ()
+    for name, value in (("kernel_size", kernel_size), ("stride", None if omitted else stride),
+                        ("padding", padding), ("dilation", dilation)):
+        if isinstance(value, (tuple, list)) and len(value) not in (1, 2):
+            either = "either be omitted, a single int," if name == "stride" else \
+                "either be a single int,"
+            raise RuntimeError(f"{op}: {name} must {either} or a tuple of two ints")
     kernel = _pair(kernel_size)
-    stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
+    stride = kernel if omitted else _pair(stride)
     return kernel, stride, _pair(padding), _pair(dilation)
 
 
@@ -514,7 +528,8 @@ def max_pool2d(input: TensorBase, kernel_size: Any, stride: Any = None, padding:
         raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, but "
                            f"got: {list(input.shape)}")
     x = input if batched else input.unsqueeze(0)
-    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, dilation)
+    kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding,
+                                                   dilation)
     _check_pool_padding(kernel, padding, dilation)
     geo = _ceil_geometry(x.shape[2], x.shape[3], kernel, stride, padding, dilation, ceil_mode)
     _check_geometry(x.shape[2], x.shape[3], geo, "max_pool2d")
@@ -543,7 +558,7 @@ def avg_pool2d(input: TensorBase, kernel_size: Any, stride: Any = None, padding:
     """The mean of each window (padding counted as zeros unless ``count_include_pad=False``)."""
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
-    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, 1)
+    kernel, stride, padding, dilation = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
     _check_pool_padding(kernel, padding, dilation)
     geo = _ceil_geometry(x.shape[2], x.shape[3], kernel, stride, padding, dilation, ceil_mode)
     _check_geometry(x.shape[2], x.shape[3], geo, "avg_pool2d")
@@ -587,14 +602,21 @@ def _adaptive_ranges(size: int, out: int) -> list:
     return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
 
 
+def _adaptive_output(output_size: Any, h: int, w: int) -> tuple:
+    """An adaptive pool's ``(out_h, out_w)``; ``None`` (for both, or one) keeps the input's."""
+    if output_size is None:
+        return h, w
+    oh, ow = (output_size, output_size) if not isinstance(output_size, (tuple, list)) \
+        else (output_size[0], output_size[-1])
+    return (h if oh is None else int(oh)), (w if ow is None else int(ow))
+
+
 def adaptive_avg_pool2d(input: TensorBase, output_size: Any) -> TensorBase:
     """Average pooling to a fixed output size, whatever the input size."""
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
     n, c, h, w = x.shape
-    oh, ow = _pair(output_size) if output_size is not None else (h, w)
-    oh = h if oh is None else oh
-    ow = w if ow is None else ow
+    oh, ow = _adaptive_output(output_size, h, w)
     if h % oh == 0 and w % ow == 0:
         # Equal windows: one ordinary average pool.
         out = avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow))
@@ -615,7 +637,7 @@ def adaptive_max_pool2d(input: TensorBase, output_size: Any, return_indices: boo
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
     n, c, h, w = x.shape
-    oh, ow = _pair(output_size)
+    oh, ow = _adaptive_output(output_size, h, w)
     rows = [x[:, :, a:b, :].amax(2, keepdim=True) for a, b in _adaptive_ranges(h, oh)]
     xr = cat(rows, 2)
     cols = [xr[:, :, :, a:b].amax(3, keepdim=True) for a, b in _adaptive_ranges(w, ow)]

@@ -350,7 +350,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
              requires_grad: bool = False) -> TensorBase:
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    dt = _spaced_dtype("linspace", dtype, device)
     start = start.item() if isinstance(start, TensorBase) else start
     end = end.item() if isinstance(end, TensorBase) else end
     host = np.linspace(start, end, steps, dtype=np.float64)
@@ -359,10 +359,19 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     return new_leaf(_from_host(host.astype(dt.np), as_device(device), dt), requires_grad)
 
 
+def _spaced_dtype(name: str, dtype: Any, device: Any) -> Any:
+    """The dtype of ``linspace``/``logspace``: any but bool, which has no evenly spaced values."""
+    dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    if dt is bool_:
+        raise NotImplementedError(f"\"{name}_{as_device(device).type}\" not implemented for "
+                                  f"'Bool'")
+    return dt
+
+
 @recorded
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
              device: Any = None, requires_grad: bool = False) -> TensorBase:
-    dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    dt = _spaced_dtype("logspace", dtype, device)
     host = np.power(base, np.linspace(start, end, steps, dtype=np.float64))
     return new_leaf(_from_host(host.astype(dt.np), as_device(device), dt), requires_grad)
 

@@ -118,8 +118,11 @@ def _contract(a: TensorBase, ta: str, b: TensorBase, tb: str, keep: set) -> tupl
     batch_shape = tuple(max(a_sizes[c], b_sizes[c]) for c in batch)
     a3 = a3.expand(batch_shape + a3._shape[len(batch):]) if batch else a3
     b3 = b3.expand(batch_shape + b3._shape[len(batch):]) if batch else b3
-    a3 = a3.reshape((-1, prod(left, a_sizes), prod(contracted, a_sizes)))
-    b3 = b3.reshape((-1, prod(contracted, b_sizes), prod(right, b_sizes)))
+    n_batch = 1
+    for size in batch_shape:
+        n_batch *= size                  # named, not -1: a size may be 0
+    a3 = a3.reshape((n_batch, prod(left, a_sizes), prod(contracted, a_sizes)))
+    b3 = b3.reshape((n_batch, prod(contracted, b_sizes), prod(right, b_sizes)))
     out = matmul(a3, b3)
     out = out.reshape(batch_shape + tuple(a_sizes[c] for c in left)
                       + tuple(b_sizes[c] for c in right))

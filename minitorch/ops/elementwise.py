@@ -371,11 +371,8 @@ def _copysign_grad(a: TensorBase, b: Any, g: TensorBase) -> TensorBase:
     one = g.new_ones(())
     return where(a == 0, 0.0, g * copysign(one, a) * copysign(one, b))
 Xlogy = _binary_op("Xlogy", scalar_ops.XLOGY,
-                   lambda a, b, g: (g * where(a == 0, 0.0, _log(_as_t(b, g))), g * a / b))
-
-
-def _as_t(x: Any, like: TensorBase) -> TensorBase:
-    return x if isinstance(x, TensorBase) else like.new_full((), x)
+                   lambda a, b, g: (g * where(a == 0, 0.0, _log(_as_tensor_like(b, g))),
+                                    g * a / b))
 
 
 def _trunc_div(a: Any, b: Any) -> TensorBase:
@@ -641,10 +638,9 @@ fix = trunc
 
 def round(input: TensorBase, *, decimals: int = 0, out: TensorBase | None = None) -> TensorBase:  # noqa: A001
     if not input.dtype.is_floating_point:
-        if input.dtype is bool_:
+        if input.dtype is bool_ or decimals != 0:      # PyTorch rounds integers to 0 places only
             raise _not_implemented(input, "round_cpu")
-        if decimals == 0:
-            return write_out(clone(input), out)
+        return write_out(clone(input), out)
     if decimals == 0:
         return write_out(Round.apply(input), out)
     scale = 10.0 ** decimals
@@ -831,8 +827,10 @@ divide = div
 true_divide = div
 
 
-def _as_tensor_like(x: Any, like: TensorBase) -> TensorBase:
-    return x if isinstance(x, TensorBase) else like.new_full((), x)
+def _as_tensor_like(x: Any, like: TensorBase, dtype: Any = None) -> TensorBase:
+    """``x``, or the number ``x`` as a 0-d tensor on ``like``'s device, of ``dtype`` (default
+    ``like``'s)."""
+    return x if isinstance(x, TensorBase) else like.new_full((), x, dtype=dtype)
 
 
 def _check_int_zero(other: Any, input: Any = None) -> None:
@@ -898,7 +896,8 @@ def remainder(input: Any, other: Any, *, out: TensorBase | None = None) -> Tenso
     if not result_type(input, other).is_floating_point:
         _check_int_zero(other, input)
     if not isinstance(input, TensorBase):
-        input = _as_tensor_like(input, other)
+        # ``100.5 % int_tensor`` is a float: the number keeps its own category.
+        input = _as_tensor_like(input, other, result_type(input, other))
     return write_out(Remainder.apply(input, other), out)
 
 
@@ -1222,6 +1221,12 @@ def inplace(x: TensorBase, compute: Callable[[TensorBase], TensorBase], name: st
     version counter is bumped so that a backward needing the old value of
     ``x`` raises instead of silently using the new one.
     """
+    if any(st == 0 and n > 1 for n, st in zip(x._shape, x._stride)):
+        # An expanded tensor: several of its elements are one memory cell, so writing
+        # each element's own result would leave whichever came last (PyTorch refuses too).
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
     recording = grad_mode.STATE.grad_enabled
     if recording and x.grad_fn is None and x._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "

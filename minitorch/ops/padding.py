@@ -23,11 +23,21 @@ __all__ = ["pad"]
 def pad(input: TensorBase, pad: Any, mode: str = "constant", value: float | None = None) -> TensorBase:
     """Pad the last ``len(pad) // 2`` dims; ``pad = (left, right, top, bottom, ...)``."""
     if len(pad) % 2:
-        raise ValueError("Padding length must be divisible by 2")
+        raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.dim():
-        raise ValueError("Padding length should be less than or equal to two times the input "
-                         "dimension")
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.dim()}")
     if mode != "constant":
+        # reflect, replicate and circular pad the last 1, 2 or 3 dims of a batch (with or
+        # without its batch dim), as PyTorch's kernels for them do: nothing else.
+        if input.dim() - len(pad) // 2 not in (1, 2):
+            raise NotImplementedError(
+                f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+                "Supported combinations for non-constant padding:\n"
+                "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
         return _pad_nonconstant(input, pad, mode)
     out = input
     value = 0.0 if value is None else value

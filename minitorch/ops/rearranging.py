@@ -8,6 +8,7 @@ gradients, so nothing here needs its own backward.
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 from typing import Any, Sequence
 
@@ -163,11 +164,11 @@ def tensordot(a: TensorBase, b: TensorBase, dims: Any = 2, out: Any = None) -> T
                                f"dim {j}")
     free_a = [d for d in range(a.dim()) if d not in da]
     free_b = [d for d in range(b.dim()) if d not in db]
-    k = 1
-    for d in da:
-        k *= a._shape[d]
-    am = a.permute(free_a + da).reshape(-1, k)
-    bm = b.permute(db + free_b).reshape(k, -1)
+    k = math.prod(a._shape[d] for d in da)
+    m = math.prod(a._shape[d] for d in free_a)      # named, not -1: a size may be 0
+    n = math.prod(b._shape[d] for d in free_b)
+    am = a.permute(free_a + da).reshape(m, k)
+    bm = b.permute(db + free_b).reshape(k, n)
     shape = tuple(a._shape[d] for d in free_a) + tuple(b._shape[d] for d in free_b)
     return matmul(am, bm).reshape(shape)
 

@@ -20,7 +20,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..autograd.grad_mode import backward_builds_graph, is_grad_enabled
 from ..backends import scalar_ops
-from ..dtype import bool_, dtype as dtype_cls, int64, get_default_dtype, as_dtype, float64
+from ..dtype import bool_, dtype as dtype_cls, int64, get_default_dtype, as_dtype, float64, uint8
 from ..layout import normalize_dim, normalize_dims, numel
 from ..tensor_base import TensorBase
 from . import kernels
@@ -453,14 +453,20 @@ def argmin(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorB
     return _arg(input, dim, keepdim, "argmin")
 
 
+def _truth_dtype(input: TensorBase) -> Any:
+    """``all``/``any`` give bool, except of uint8, which stays uint8 (PyTorch keeps NumPy's
+    old convention for it: ``tensor([1, 2], dtype=uint8).all()`` is ``tensor(1, dtype=uint8)``)."""
+    return uint8 if input.dtype is uint8 else bool_
+
+
 def all(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:  # noqa: A001
     return kernels.reduce(input, "all", _dims(input, dim), keepdim if dim is not None else False,
-                       bool_)
+                          _truth_dtype(input))
 
 
 def any(input: TensorBase, dim: Any = None, keepdim: bool = False) -> TensorBase:  # noqa: A001
     return kernels.reduce(input, "any", _dims(input, dim), keepdim if dim is not None else False,
-                       bool_)
+                          _truth_dtype(input))
 
 
 def count_nonzero(input: TensorBase, dim: Any = None) -> TensorBase:

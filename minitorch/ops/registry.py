@@ -28,9 +28,11 @@ the maths serves both forms, as in PyTorch's structured kernels.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Callable, TypeVar
 
-__all__ = ["declare", "FUNCTIONS", "METHODS", "INPLACE"]
+__all__ = ["declare", "FUNCTIONS", "METHODS", "INPLACE", "NUMPY_NAMES"]
 
 F = TypeVar("F", bound=Callable)
 
@@ -42,18 +44,56 @@ METHODS: dict[str, Callable] = {}
 INPLACE: dict[str, Callable] = {}
 
 
+#: NumPy's names for PyTorch's arguments, NumPy's name -> PyTorch's.  PyTorch's argument
+#: parser accepts both for every op with such an argument (``x.sum(axis=1)``,
+#: ``torch.cat(ts, axis=0)``, ``x.mean(1, keepdims=True)``), and so do the public forms here.
+NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def _with_numpy_names(fn: F) -> F:
+    """``fn``, or a wrapper of it that also takes the :data:`NUMPY_NAMES` of its arguments.
+
+    Only the public forms are wrapped (the ops call each other directly), and the
+    wrapper renames a keyword only when one is given: a call with none pays one
+    test of an empty dict.
+    """
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):     # a builtin without a signature: nothing to rename
+        return fn
+    aliases = {numpy: torch for numpy, torch in NUMPY_NAMES.items() if torch in parameters}
+    if not aliases:
+        return fn
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if kwargs:
+            for numpy, torch in aliases.items():
+                if numpy in kwargs:
+                    if torch in kwargs:
+                        raise TypeError(f"{fn.__name__}() got both {torch!r} and {numpy!r}, "
+                                        f"NumPy's name for it")
+                    kwargs[torch] = kwargs.pop(numpy)
+        return fn(*args, **kwargs)
+    return op
+
+
 def declare(fn: F, *names: str, function: bool = True, method: bool = True,
             inplace: bool = False) -> F:
     """Declare the public forms of the op ``fn`` under ``names`` (default: its ``__name__``).
 
     ``function``: ``minitorch.<name>``; ``method``: ``Tensor.<name>``;
-    ``inplace``: ``Tensor.<name>_`` too.  Returns ``fn`` unchanged.
+    ``inplace``: ``Tensor.<name>_`` too.  Returns ``fn`` unchanged; the public forms also
+    take NumPy's names for ``dim`` and ``keepdim`` (:data:`NUMPY_NAMES`).
     """
+    public = _with_numpy_names(fn)
     for name in names or (fn.__name__,):
         for table, wanted in ((FUNCTIONS, function), (METHODS, method), (INPLACE, inplace)):
             if not wanted:
                 continue
-            if table.get(name, fn) is not fn:
-                raise ValueError(f"op {name!r} is declared twice ({table[name]!r} and {fn!r})")
-            table[name] = fn
+            current = table.get(name)
+            if current is not None and current is not public \
+                    and getattr(current, "__wrapped__", None) is not fn:
+                raise ValueError(f"op {name!r} is declared twice ({current!r} and {fn!r})")
+            table[name] = public
     return fn

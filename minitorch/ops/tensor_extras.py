@@ -200,21 +200,32 @@ def fill_diagonal_(self: TensorBase, fill_value: Any, wrap: bool = False) -> Ten
 # ---------------------------------------------------------------------------
 # elementwise
 # ---------------------------------------------------------------------------
+def _check_shift(name: str, input: Any, other: Any) -> None:
+    """Shifts are for integer (and bool) tensors: PyTorch has no float kernel for them."""
+    for x in (input, other):
+        if isinstance(x, TensorBase) and x.dtype.is_floating_point:
+            raise NotImplementedError(
+                f"\"{name}_{x.device.type}\" not implemented for '{x.dtype._legacy}'")
+
+
 def bitwise_left_shift(input: Any, other: Any) -> TensorBase:
     """``input << other`` for integers: ``input * 2**other``."""
+    _check_shift("lshift", input, other)
     return ew.mul(input, ew.pow(2, other) if isinstance(other, TensorBase) else 2 ** int(other))
 
 
 def bitwise_right_shift(input: Any, other: Any) -> TensorBase:
     """``input >> other`` for integers (arithmetic: rounds towards -inf, like Python's ``>>``)."""
+    _check_shift("rshift", input, other)
     return ew.floor_divide(input, ew.pow(2, other) if isinstance(other, TensorBase)
                            else 2 ** int(other))
 
 
 def prelu(input: TensorBase, weight: TensorBase) -> TensorBase:
     """``x`` where ``x >= 0``, else ``weight * x``; ``weight`` has one value or one per channel (dim 1)."""
-    w = weight
-    if weight.numel() != 1:
+    if weight.numel() == 1:
+        w = weight.reshape(())      # one slope: a scalar, so the result has input's shape
+    else:
         if input.dim() < 2 or input._shape[1] != weight.numel():
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {weight.numel()} and channel size = "
@@ -292,7 +303,8 @@ def nanmedian(input: TensorBase, dim: Any = None, keepdim: bool = False) -> Any:
     pos = ((n_valid - 1).clamp(min=0) // 2)
     med = values.gather(-1, pos)
     idx = order.gather(-1, pos)
-    med = where(n_valid == 0, x.new_full((), math.nan), med)
+    if x.dtype.is_floating_point:        # an integer has no NaN: nothing to mark
+        med = where(n_valid == 0, x.new_full((), math.nan), med)
     if dim is None:
         return med.reshape(())
     d = normalize_dim(dim, input.dim())

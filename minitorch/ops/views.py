@@ -254,6 +254,8 @@ def movedim(x: TensorBase, source: Any, destination: Any) -> TensorBase:
     n = x.dim()
     src = normalize_dims(src, n)
     dst = normalize_dims(dst, n)
+    if n == 0:              # a 0-d tensor: dims 0 and -1 name it, and nothing moves
+        return permute(x, ())
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -473,7 +475,8 @@ def split(x: TensorBase, split_size_or_sections: Any, dim: int = 0) -> tuple:
         if step <= 0 and not (step == 0 and size == 0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {size}")
-        sizes = [min(step, size - s) for s in range(0, size, step)] if step else [0]
+        # An empty dim still gives one (empty) piece, as PyTorch's split does.
+        sizes = [min(step, size - s) for s in range(0, size, step)] if step and size else [0]
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != size:
@@ -788,15 +791,21 @@ class Flip(Function):
 
 
 def flip(x: TensorBase, *dims: Any) -> TensorBase:
-    dims = _shape_arg(dims)
-    return Flip.apply(x, normalize_dims(dims, x.dim()))
+    dims = normalize_dims(_shape_arg(dims), x.dim())
+    if not x._shape:
+        return clone(x)          # a 0-d tensor (dims 0 and -1 name it): a copy, as PyTorch's
+    return Flip.apply(x, dims)
 
 
 def roll(x: TensorBase, shifts: Any, dims: Any = None) -> TensorBase:
-    if dims is None:
-        return reshape(roll(flatten(x), shifts, 0), x._shape)
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    given = () if dims is None else (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(given) and not (dims is None and len(shifts) == 1):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(given)}")
+    if dims is None:           # one shift of the flattened tensor
+        return reshape(roll(flatten(x), shifts[0], 0), x._shape)
+    dims = given
     out = x
     for s, d in zip(shifts, dims):
         d = normalize_dim(d, x.dim())

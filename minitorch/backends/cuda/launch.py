@@ -41,10 +41,12 @@ import re
 import sys
 import threading
 import traceback
+import warnings
 from contextlib import nullcontext
 from typing import Any, Callable
 
 from numba import config, cuda
+from numba.core.errors import NumbaPerformanceWarning
 
 from .. import kernel_cache, numba_inline
 from . import signatures
@@ -72,15 +74,13 @@ SIMULATOR = bool(config.ENABLE_CUDASIM)
 LOW_OCCUPANCY_SWITCH = "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"
 # minitorch sizes each grid to its data (:func:`grid`), so a small tensor's op has a small
 # grid by design, not by the user's mistake: on a real GPU (an H200) the warning printed at
-# nearly every op of a training run.  Off, unless the user set the switch themselves; set in
-# the environment too, since numba-cuda re-reads its config from it when it changes.
+# nearly every op of a training run.  Filtered out, unless the user set the switch
+# themselves.  A filter, not the switch: setting a NUMBA_ variable in os.environ makes Numba
+# re-read its whole configuration from the environment at its next compile, undoing any
+# setting made in code (numba.config.CACHE_DIR, say).
 if LOW_OCCUPANCY_SWITCH not in os.environ:
-    os.environ[LOW_OCCUPANCY_SWITCH] = "0"
-    try:
-        from numba.cuda.core import config as _cuda_config
-        _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
-    except ModuleNotFoundError:   # Numba's built-in target, which the runtime refuses
-        pass
+    warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU "
+                            r"under-utilization", category=NumbaPerformanceWarning)
 
 #: Threads per block for the one-thread-per-item kernels.
 THREADS = 4 if SIMULATOR else 256
