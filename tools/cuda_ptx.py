@@ -3,7 +3,7 @@
 Numba's CUDA simulator runs kernels as Python and never compiles them, so a
 kernel could pass every simulated test and still not compile for a GPU.
 This compiles, in a process without the simulator, for each architecture of
-:data:`ARCHS` (sm_80: A100, sm_90: H100):
+:data:`ARCHS` (sm_90: the H100 and H200):
 
 ``signatures``
     every (kernel, argument types) of ``tests/cuda_signatures.json`` (the
@@ -63,8 +63,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LIST = ROOT / "tests" / "cuda_signatures.json"
-#: The architectures compiled for: (8, 0) is the A100's, (9, 0) the H100's.
-ARCHS = ((8, 0), (9, 0))
+#: The architectures compiled for: (9, 0) is the H100's and the H200's, the GPUs the kernels
+#: have run on (docs/cuda.md).  The A100's (8, 0) was compiled too until CI's time ran short:
+#: the kernels use no instruction one has and the other lacks, so it found nothing the
+#: other did not, at about 10 s a run; add it back here to check an A100 by hand.
+ARCHS = ((9, 0),)
 
 
 
