@@ -27,6 +27,7 @@ import warnings
 from typing import Any, Callable
 
 from . import ops
+from .backends.cuda import runtime as cuda_runtime
 from .autograd import engine
 from .autograd.graph import HookDict, RemovableHandle
 from .device import as_device
@@ -406,6 +407,25 @@ class Tensor(TensorBase, result_class=True):
         return _matrix_transpose(self, "H", batches=False)
 
     # -- dtype and device shorthands: ``t.double()`` is ``t.to(float64)`` -----
+    def is_pinned(self, device: Any = None) -> bool:
+        """Is this tensor in page-locked ("pinned") host memory?  Never: minitorch's CPU
+        tensors are NumPy memory, which the CUDA backend copies from as it is."""
+        return False
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """PyTorch copies a CPU tensor into page-locked memory, for faster copies to a GPU.
+
+        minitorch copies to the GPU from ordinary memory, so there is nothing to do: the
+        tensor itself, where a GPU (or the simulator) is there to copy to; PyTorch's error
+        where none is, and for a tensor already on a GPU.
+        """
+        if self.device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be "
+                               f"pinned")
+        if not cuda_runtime.is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        return self
+
     def cpu(self, memory_format: Any = None) -> Tensor:
         return self.to("cpu")
 

@@ -234,6 +234,16 @@ class Tensor(TensorBase):
 
         Defined in minitorch.tensor.Tensor.H (minitorch/tensor.py).
         """
+    def is_pinned(self, device: Any = ...) -> builtins.bool:
+        """Is this tensor in page-locked ("pinned") host memory?  Never: minitorch's CPU
+
+        Defined in minitorch.tensor.Tensor.is_pinned (minitorch/tensor.py).
+        """
+    def pin_memory(self, device: Any = ...) -> Tensor:
+        """PyTorch copies a CPU tensor into page-locked memory, for faster copies to a GPU.
+
+        Defined in minitorch.tensor.Tensor.pin_memory (minitorch/tensor.py).
+        """
     def cpu(self, memory_format: Any = ...) -> Tensor:
         """Defined in minitorch.tensor.Tensor.cpu (minitorch/tensor.py)."""
     def cuda(self, device: Any = ..., non_blocking: builtins.bool = ..., memory_format: Any = ...) -> Tensor:

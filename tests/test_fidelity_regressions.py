@@ -621,3 +621,17 @@ def test_round_of_integers_to_decimal_places_is_refused(default_device):
     assert i.round().tolist() == [1, 2] and i.round().dtype is torch.int64
     with pytest.raises(NotImplementedError, match="\"round_cpu\" not implemented for 'Long'"):
         i.round(decimals=1)
+
+
+def test_pin_memory_needs_a_gpu_and_pins_nothing(default_device, monkeypatch):
+    t = torch.ones(2, device="cpu")
+    assert not t.is_pinned()
+    if torch.cuda.is_available():       # nothing to pin: minitorch copies from NumPy memory
+        assert t.pin_memory() is t
+        with pytest.raises(RuntimeError, match="only dense CPU tensors can be pinned"):
+            t.cuda().pin_memory()
+    from minitorch.backends.cuda import runtime
+    monkeypatch.setattr(runtime, "is_available", lambda: False)      # a machine with no GPU
+    with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is "
+                                           "available."):
+        t.pin_memory()
