@@ -635,3 +635,38 @@ def test_pin_memory_needs_a_gpu_and_pins_nothing(default_device, monkeypatch):
     with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is "
                                            "available."):
         t.pin_memory()
+
+
+def test_a_custom_function_must_return_one_gradient_per_input(default_device):
+    class Forgetful(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g                     # forgot b's gradient
+
+    a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"function ForgetfulBackward returned an incorrect "
+                                           r"number of gradients \(expected 2, got 1\)"):
+        Forgetful.apply(a, b).sum().backward()
+
+
+def test_an_in_place_comparison_keeps_the_graph(default_device):
+    a = torch.ones(3, requires_grad=True)
+    b = a * 2
+    b.lt_(1)                               # bool values, written into a float tensor
+    assert b.requires_grad and not b.is_leaf and b.grad_fn is not None
+    assert b.tolist() == [0.0, 0.0, 0.0]
+    b.sum().backward()
+    assert a.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_shrinks_and_lerp_treat_nan_and_inf_as_pytorch_does(default_device):
+    x = torch.tensor([-0.2, 0.2, NAN, -5.0])
+    assert same(F.softshrink(x), [-0.0, 0.0, NAN, -4.5])
+    assert same(F.hardshrink(x), [0.0, 0.0, NAN, -5.0])
+    assert same(torch.lerp(torch.tensor([0.0]), torch.tensor([INF]), 0.5), [NAN])
+    assert same(torch.lerp(torch.tensor([1.0]), torch.tensor([3.0]), 0.25), [1.5])
+    assert same(torch.lerp(torch.tensor([1.0]), torch.tensor([3.0]), torch.tensor([0.75])), [2.5])

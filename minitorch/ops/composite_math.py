@@ -122,8 +122,8 @@ def logit(input: TensorBase, eps: float | None = None) -> TensorBase:
 
 
 def hardshrink(input: TensorBase, lambd: float = 0.5) -> TensorBase:
-    """``x`` where ``|x| > lambd``, else 0."""
-    return where(input.abs() > lambd, input, input.new_zeros(()))
+    """``x`` where ``|x| > lambd``, else 0 (a NaN stays NaN, as in PyTorch)."""
+    return where(input.abs() <= lambd, input.new_zeros(()), input)
 
 
 def diff(input: TensorBase, n: int = 1, dim: int = -1, prepend: TensorBase | None = None,

@@ -997,7 +997,12 @@ def lerp(input: TensorBase, end: TensorBase, weight: Any) -> TensorBase:
         raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
     if not input.dtype.is_floating_point:
         raise _not_implemented(input, "lerp_kernel_scalar")
-    return input + weight * (end - input)
+    # PyTorch's two formulas: from ``input`` for small weights, from ``end`` for large ones
+    # (exact at weight 1; and lerp(0, inf, 0.5) is inf - inf = nan, as there).
+    diff = end - input
+    if not isinstance(weight, TensorBase):
+        return input + weight * diff if builtins.abs(weight) < 0.5 else end - diff * (1 - weight)
+    return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
 
 
 def _pointwise_value(name: str, value: Any, *tensors: TensorBase) -> Any:
@@ -1252,6 +1257,10 @@ def inplace(x: TensorBase, compute: Callable[[TensorBase], TensorBase], name: st
     if FORWARD_AD.enabled:
         forward_ad.copy_tangent(x, result)      # x now holds result's values: and its tangent
     if recording and (result.requires_grad or x.requires_grad):
+        if result.dtype is not x.dtype:
+            # ``x.lt_(1)``: bool values written into a float x, which keeps its history (a
+            # node of x's dtype: a bool result could not carry a gradient).
+            result = kernels.cast(result, x.dtype)
         if not result.requires_grad and x._base is None:
             # Overwritten with values that do not depend on the graph
             # (``y.zero_()``, ``y[...] = 1.``): y keeps requiring grad, but no
