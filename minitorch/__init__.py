@@ -46,6 +46,7 @@ from . import optim                         # layer 9
 from . import utils                         # layer 10
 from . import cuda
 from . import linalg                        # torch.linalg
+from . import special                       # torch.special
 from .serialization import load, save       # layer 11
 from . import datasets                      # layer 12
 from . import amp, func                     # mixed precision; function transforms

@@ -23,6 +23,7 @@ from . import nn as nn
 from . import ops as ops
 from . import optim as optim
 from . import random as random
+from . import special as special
 from . import utils as utils
 
 # -- names imported by minitorch/__init__.py --
@@ -685,6 +686,12 @@ def erfc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     Defined in minitorch.ops.elementwise.erfc (minitorch/ops/elementwise.py).
     """
 
+def erfinv(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """The inverse error function: ``erf(erfinv(y)) == y`` for ``-1 < y < 1``.
+
+    Defined in minitorch.ops.special_functions.erfinv (minitorch/ops/special_functions.py).
+    """
+
 def exp(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """Elementwise ``exp`` (recorded as ``ExpBackward0``).
 
@@ -842,7 +849,7 @@ def hann_window(window_length: builtins.int, periodic: builtins.bool = ..., *, d
     """Defined in minitorch.ops.tensor_extras.hann_window (minitorch/ops/tensor_extras.py)."""
 
 def hardshrink(input: Tensor, lambd: builtins.float = ...) -> Tensor:
-    """``x`` where ``|x| > lambd``, else 0.
+    """``x`` where ``|x| > lambd``, else 0 (a NaN stays NaN, as in PyTorch).
 
     Defined in minitorch.ops.composite_math.hardshrink (minitorch/ops/composite_math.py).
     """
@@ -1917,11 +1924,11 @@ __all__ = [
     "default_generator", "deg2rad", "det", "detach", "device", "diag", "diag_embed",
     "diagflat", "diagonal", "diagonal_scatter", "diff", "dist", "div", "divide", "dot",
     "double", "dsplit", "dstack", "dtype", "einsum", "embedding", "empty", "empty_like",
-    "empty_permuted", "empty_strided", "enable_grad", "eq", "equal", "erf", "erfc", "exp",
-    "exp2", "expm1", "eye", "fill", "fix", "flatten", "flip", "fliplr", "flipud", "float",
-    "float16", "float32", "float64", "float_power", "floor", "floor_divide", "fmax", "fmin",
-    "fmod", "frac", "from_dlpack", "from_numpy", "frombuffer", "full", "full_like", "func",
-    "gather", "gcd", "ge", "ger", "get_autocast_dtype", "get_default_device",
+    "empty_permuted", "empty_strided", "enable_grad", "eq", "equal", "erf", "erfc", "erfinv",
+    "exp", "exp2", "expm1", "eye", "fill", "fix", "flatten", "flip", "fliplr", "flipud",
+    "float", "float16", "float32", "float64", "float_power", "floor", "floor_divide", "fmax",
+    "fmin", "fmod", "frac", "from_dlpack", "from_numpy", "frombuffer", "full", "full_like",
+    "func", "gather", "gcd", "ge", "ger", "get_autocast_dtype", "get_default_device",
     "get_default_dtype", "get_device", "get_num_threads", "get_printoptions", "get_rng_state",
     "greater", "greater_equal", "gt", "half", "hamming_window", "hann_window", "hardshrink",
     "heaviside", "histc", "histogram", "hsplit", "hstack", "hypot", "index_add", "index_copy",
@@ -1949,13 +1956,13 @@ __all__ = [
     "seed", "select", "select_scatter", "set_autocast_enabled", "set_default_device",
     "set_default_dtype", "set_default_tensor_type", "set_grad_enabled", "set_num_threads",
     "set_printoptions", "set_rng_state", "sgn", "short", "sigmoid", "sign", "signbit", "sin",
-    "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort", "split", "split_with_sizes",
-    "sqrt", "square", "squeeze", "stack", "std", "std_mean", "strided", "sub", "subtract",
-    "sum", "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tan", "tanh",
-    "tensor", "tensor_split", "tensordot", "tile", "to_dlpack", "topk", "trace", "transpose",
-    "trapezoid", "trapz", "tril", "tril_indices", "triu", "triu_indices", "true_divide",
-    "trunc", "uint8", "unbind", "unflatten", "unique", "unique_consecutive", "unravel_index",
-    "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "unsqueeze", "utils", "vander",
-    "var", "var_mean", "vdot", "view", "vsplit", "vstack", "where", "xlogy", "zeros",
-    "zeros_like",
+    "sinc", "sinh", "slice_scatter", "slogdet", "softmax", "sort", "special", "split",
+    "split_with_sizes", "sqrt", "square", "squeeze", "stack", "std", "std_mean", "strided",
+    "sub", "subtract", "sum", "svd", "swapaxes", "swapdims", "t", "take", "take_along_dim",
+    "tan", "tanh", "tensor", "tensor_split", "tensordot", "tile", "to_dlpack", "topk", "trace",
+    "transpose", "trapezoid", "trapz", "tril", "tril_indices", "triu", "triu_indices",
+    "true_divide", "trunc", "uint8", "unbind", "unflatten", "unique", "unique_consecutive",
+    "unravel_index", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "unsqueeze",
+    "utils", "vander", "var", "var_mean", "vdot", "view", "vsplit", "vstack", "where", "xlogy",
+    "zeros", "zeros_like",
 ]

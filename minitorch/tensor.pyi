@@ -899,6 +899,16 @@ class Tensor(TensorBase):
 
         Defined in minitorch.ops.elementwise.erfc (minitorch/ops/elementwise.py).
         """
+    def erfinv(self, *, out: Tensor | None = ...) -> Tensor:
+        """The inverse error function: ``erf(erfinv(y)) == y`` for ``-1 < y < 1``.
+
+        Defined in minitorch.ops.special_functions.erfinv (minitorch/ops/special_functions.py).
+        """
+    def erfinv_(self, *, out: Tensor | None = ...) -> Tensor:
+        """In-place version of ``erfinv``: The inverse error function: ``erf(erfinv(y)) == y`` for ``-1 < y < 1``.
+
+        Defined in minitorch.ops.special_functions.erfinv (minitorch/ops/special_functions.py).
+        """
     def exp(self, *, out: Tensor | None = ...) -> Tensor:
         """Elementwise ``exp`` (recorded as ``ExpBackward0``).
 
@@ -1078,7 +1088,7 @@ class Tensor(TensorBase):
         Defined in minitorch.ops.elementwise.gt (minitorch/ops/elementwise.py).
         """
     def hardshrink(self, lambd: builtins.float = ...) -> Tensor:
-        """``x`` where ``|x| > lambd``, else 0.
+        """``x`` where ``|x| > lambd``, else 0 (a NaN stays NaN, as in PyTorch).
 
         Defined in minitorch.ops.composite_math.hardshrink (minitorch/ops/composite_math.py).
         """

@@ -670,3 +670,40 @@ def test_shrinks_and_lerp_treat_nan_and_inf_as_pytorch_does(default_device):
     assert same(torch.lerp(torch.tensor([0.0]), torch.tensor([INF]), 0.5), [NAN])
     assert same(torch.lerp(torch.tensor([1.0]), torch.tensor([3.0]), 0.25), [1.5])
     assert same(torch.lerp(torch.tensor([1.0]), torch.tensor([3.0]), torch.tensor([0.75])), [2.5])
+
+
+def test_erfinv_and_the_special_namespace(default_device):
+    y = torch.tensor([0.0, 0.5, -0.9, 0.999, 1.0, -1.0, 1.5, NAN], dtype=torch.float64)
+    expected = [0.0, 0.4769362762044699, -1.1630871536766743, 2.326753765513525, INF, -INF,
+                NAN, NAN]
+    got = torch.erfinv(y).tolist()
+    assert all((math.isnan(g) and math.isnan(e)) or (math.isinf(e) and g == e)
+               or abs(g - e) <= 1e-14 * max(1.0, abs(e)) for g, e in zip(got, expected)), got
+    assert torch.special.erfinv is torch.erfinv
+    assert y.erfinv().dtype is torch.float64 and torch.tensor([0.5]).erfinv().dtype is torch.float32
+    assert torch.tensor([0, 1]).erfinv().dtype is torch.float32          # integers: a float
+    inner = torch.linspace(-0.99, 0.99, 101, dtype=torch.float64)
+    assert (torch.erf(torch.erfinv(inner)) - inner).abs().max().item() < 1e-14
+    t = torch.tensor([0.5], dtype=torch.float64)
+    t.erfinv_()
+    assert abs(t.item() - 0.4769362762044699) < 1e-15
+    # d erfinv(y) / dy = sqrt(pi) / 2 * exp(erfinv(y) ** 2)
+    x = torch.tensor([-0.7, 0.0, 0.3], dtype=torch.float64, requires_grad=True)
+    torch.erfinv(x).sum().backward()
+    want = [math.sqrt(math.pi) / 2 * math.exp(v ** 2) for v in torch.erfinv(x.detach()).tolist()]
+    assert all(abs(g - w) < 1e-12 for g, w in zip(x.grad.tolist(), want))
+
+    sp = torch.special
+    assert abs(sp.ndtr(torch.tensor([1.0], dtype=torch.float64)).item() - 0.8413447460685429) \
+        < 1e-15
+    assert abs(sp.ndtri(torch.tensor([0.975], dtype=torch.float64)).item() - 1.959963984540054) \
+        < 1e-12
+    assert same(sp.entr(torch.tensor([0.0, 0.5, -1.0, NAN], dtype=torch.float64)),
+                [0.0, 0.34657359027997264, -INF, NAN])
+    assert same(sp.xlog1py(torch.tensor([0.0, 2.0], dtype=torch.float64),
+                           torch.tensor([-1.0, 1.0], dtype=torch.float64)),
+                [0.0, 1.3862943611198906])
+    z = torch.tensor([-1.0, 0.0, 2.0])
+    assert sp.expit(z).tolist() == torch.sigmoid(z).tolist()
+    assert sp.logsumexp(z, 0).item() == torch.logsumexp(z, 0).item()
+    assert sp.softmax(z, 0).tolist() == torch.softmax(z, 0).tolist()

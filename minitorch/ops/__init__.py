@@ -11,4 +11,4 @@ from . import (advanced_indexing, basic_indexing, conversion, creation, einsum, 
                inplace_views, padding,
                legacy_types, linalg, masked, reduction, registry, sampling, sorting, views)
 from . import (composite_math, linalg_ops, matrix_builders, rearranging,  # noqa: F401
-               dlpack, scans_and_counts, scatter_reduce, tensor_extras)
+               dlpack, scans_and_counts, scatter_reduce, special_functions, tensor_extras)
