@@ -1226,7 +1226,7 @@ def inplace(x: TensorBase, compute: Callable[[TensorBase], TensorBase], name: st
     version counter is bumped so that a backward needing the old value of
     ``x`` raises instead of silently using the new one.
     """
-    if any(st == 0 and n > 1 for n, st in zip(x._shape, x._stride)):
+    if 0 in x._stride and any(st == 0 and n > 1 for n, st in zip(x._shape, x._stride)):
         # An expanded tensor: several of its elements are one memory cell, so writing
         # each element's own result would leave whichever came last (PyTorch refuses too).
         raise RuntimeError("unsupported operation: more than one element of the written-to "
