@@ -53,14 +53,15 @@ NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
 def _with_numpy_names(fn: F) -> F:
     """``fn``, or a wrapper of it that also takes the :data:`NUMPY_NAMES` of its arguments.
 
-    Only the public forms are wrapped (the ops call each other directly), and the
-    wrapper renames a keyword only when one is given: a call with none pays one
-    test of an empty dict.
+    Only the public forms are wrapped (the ops call each other directly): a call
+    pays one more Python call, and a keyword is renamed only when one is given.
+    The argument names are read from the code object (of the function a decorator
+    wraps, if any), which costs far less at import than ``inspect.signature``.
     """
-    try:
-        parameters = inspect.signature(fn).parameters
-    except (TypeError, ValueError):     # a builtin without a signature: nothing to rename
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:                    # a builtin or a callable object: nothing to rename
         return fn
+    parameters = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     aliases = {numpy: torch for numpy, torch in NUMPY_NAMES.items() if torch in parameters}
     if not aliases:
         return fn
