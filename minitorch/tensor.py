@@ -33,7 +33,8 @@ from .autograd.graph import HookDict, RemovableHandle
 from .device import as_device
 from .dtype import (ALL_DTYPES, as_dtype, bfloat16, bool_, dtype, float16, float32, float64, int8,
                     int16, int32, int64, uint8)
-from .ops import creation, elementwise, indexing, inplace_views, linalg, views
+from .ops import (creation, elementwise, indexing, inplace_views, linalg, tensor_extras,
+                  views)
 from .ops.registry import INPLACE, METHODS
 from .trace_mode import recorded
 from .tensor_base import Size, TensorBase, VersionCounter, strided
@@ -46,14 +47,6 @@ _LEGACY_DEVICE = {"cpu": "", "cuda": "cuda."}
 def _is_operand(other: Any) -> bool:
     """Whether a binary operator handles ``other`` (else Python tries the reflected one)."""
     return isinstance(other, TensorBase) or ops.kernels.is_number(other)
-
-
-def _like(number: Any, t: TensorBase) -> TensorBase:
-    """A Python number as a 0-d tensor of ``t``'s dtype and device (``2 << t``: a wrapped
-    number does not change the result's dtype)."""
-    if isinstance(number, TensorBase):
-        return number
-    return creation.scalar_tensor(number, dtype=t.dtype, device=t.device)
 
 
 def _matrix_transpose(t: TensorBase, name: str, batches: bool) -> TensorBase:
@@ -236,19 +229,22 @@ class Tensor(TensorBase, result_class=True):
 
     __rxor__ = __xor__
 
-    # ``x << 1``, ``2 >> x``: integer shifts (ops/tensor_extras.py).
+    # ``x << 1``, ``2 >> x``: integer shifts.  A reflected operand is a number (a tensor
+    # would have run its own operator): a 0-d tensor of x's dtype, as a wrapped number.
     def __lshift__(self, other: Any) -> Tensor:
-        return METHODS["bitwise_left_shift"](self, other) if _is_operand(other) else NotImplemented
+        return tensor_extras.bitwise_left_shift(self, other) if _is_operand(other) \
+            else NotImplemented
 
     def __rlshift__(self, other: Any) -> Tensor:
-        return METHODS["bitwise_left_shift"](_like(other, self), self) \
+        return tensor_extras.bitwise_left_shift(self.new_full((), other), self) \
             if _is_operand(other) else NotImplemented
 
     def __rshift__(self, other: Any) -> Tensor:
-        return METHODS["bitwise_right_shift"](self, other) if _is_operand(other) else NotImplemented
+        return tensor_extras.bitwise_right_shift(self, other) if _is_operand(other) \
+            else NotImplemented
 
     def __rrshift__(self, other: Any) -> Tensor:
-        return METHODS["bitwise_right_shift"](_like(other, self), self) \
+        return tensor_extras.bitwise_right_shift(self.new_full((), other), self) \
             if _is_operand(other) else NotImplemented
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
@@ -316,10 +312,10 @@ class Tensor(TensorBase, result_class=True):
         return elementwise.inplace(self, lambda x: elementwise.bitwise_or(x, other))
 
     def __ilshift__(self, other: Any) -> Tensor:
-        return elementwise.inplace(self, lambda x: METHODS["bitwise_left_shift"](x, other))
+        return elementwise.inplace(self, lambda x: tensor_extras.bitwise_left_shift(x, other))
 
     def __irshift__(self, other: Any) -> Tensor:
-        return elementwise.inplace(self, lambda x: METHODS["bitwise_right_shift"](x, other))
+        return elementwise.inplace(self, lambda x: tensor_extras.bitwise_right_shift(x, other))
 
     def __getitem__(self, key: Any) -> Tensor:
         return indexing.getitem(self, key)

@@ -43,6 +43,15 @@ def _pair(v: Any) -> tuple:
     return (int(v), int(v))
 
 
+def _not_a_pair(**arguments: Any) -> tuple | None:
+    """The first ``(name, value)`` of ``arguments`` given as a tuple or list of neither one
+    nor two numbers (what :func:`_pair` would silently cut or fail on); ``None`` if none is."""
+    for name, value in arguments.items():
+        if isinstance(value, (tuple, list)) and len(value) not in (1, 2):
+            return name, value
+    return None
+
+
 def _out_size(size: int, k: int, s: int, p: int, d: int) -> int:
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
@@ -363,11 +372,12 @@ def conv2d(input: TensorBase, weight: TensorBase, bias: TensorBase | None = None
     if input.dtype is not weight.dtype and not AUTOCAST.enabled:     # (autocast casts both)
         raise RuntimeError(f"Input type ({input.dtype.name}) and weight type "
                            f"({weight.dtype.name}) should be the same")
-    for name, value in (("stride", stride), ("dilation", dilation), ("padding", padding)):
-        if isinstance(value, (tuple, list)) and len(value) not in (1, 2):
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 "
-                               f"values to match the convolution dimensions, but got "
-                               f"{name}={list(value)}")
+    wrong = _not_a_pair(stride=stride, dilation=dilation, padding=padding)
+    if wrong:
+        name, value = wrong
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 "
+                           f"values to match the convolution dimensions, but got "
+                           f"{name}={list(value)}")
     dilation = _pair(dilation)
     stride = _pair(stride)
     if isinstance(padding, str):
@@ -481,12 +491,13 @@ def _pool_args(op: str, kernel_size: Any, stride: Any, padding: Any, dilation: A
     """A 2-D pool's (kernel, stride, padding, dilation), each a pair; a tuple of another
     length is refused in PyTorch's words (``op`` names the pool)."""
     omitted = stride is None or stride == [] or stride == ()
-    for name, value in (("kernel_size", kernel_size), ("stride", None if omitted else stride),
-                        ("padding", padding), ("dilation", dilation)):
-        if isinstance(value, (tuple, list)) and len(value) not in (1, 2):
-            either = "either be omitted, a single int," if name == "stride" else \
-                "either be a single int,"
-            raise RuntimeError(f"{op}: {name} must {either} or a tuple of two ints")
+    wrong = _not_a_pair(kernel_size=kernel_size, stride=None if omitted else stride,
+                        padding=padding, dilation=dilation)
+    if wrong:
+        name = wrong[0]
+        either = "either be omitted, a single int," if name == "stride" else \
+            "either be a single int,"
+        raise RuntimeError(f"{op}: {name} must {either} or a tuple of two ints")
     kernel = _pair(kernel_size)
     stride = kernel if omitted else _pair(stride)
     return kernel, stride, _pair(padding), _pair(dilation)

@@ -20,6 +20,7 @@ diagonal.  Because every step is a differentiable op, einsum has gradients
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..tensor_base import TensorBase
@@ -106,10 +107,7 @@ def _contract(a: TensorBase, ta: str, b: TensorBase, tb: str, keep: set) -> tupl
         sizes.setdefault(c, b._shape[i])
 
     def prod(letters, shape_of):
-        n = 1
-        for c in letters:
-            n *= shape_of[c]
-        return n
+        return math.prod(shape_of[c] for c in letters)
 
     a_sizes = {c: a._shape[i] for i, c in enumerate(ta)}
     b_sizes = {c: b._shape[i] for i, c in enumerate(tb)}
@@ -118,9 +116,7 @@ def _contract(a: TensorBase, ta: str, b: TensorBase, tb: str, keep: set) -> tupl
     batch_shape = tuple(max(a_sizes[c], b_sizes[c]) for c in batch)
     a3 = a3.expand(batch_shape + a3._shape[len(batch):]) if batch else a3
     b3 = b3.expand(batch_shape + b3._shape[len(batch):]) if batch else b3
-    n_batch = 1
-    for size in batch_shape:
-        n_batch *= size                  # named, not -1: a size may be 0
+    n_batch = math.prod(batch_shape)     # named, not -1: a size may be 0
     a3 = a3.reshape((n_batch, prod(left, a_sizes), prod(contracted, a_sizes)))
     b3 = b3.reshape((n_batch, prod(contracted, b_sizes), prod(right, b_sizes)))
     out = matmul(a3, b3)

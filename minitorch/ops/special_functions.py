@@ -96,8 +96,8 @@ def entr(input: TensorBase) -> TensorBase:
 
 def xlog1py(input: TensorBase, other: TensorBase) -> TensorBase:
     """``input * log1p(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
-    x = input if isinstance(input, TensorBase) else other.new_full((), input)
-    y = other if isinstance(other, TensorBase) else x.new_full((), other)
+    x = ew._as_tensor_like(input, other)
+    y = ew._as_tensor_like(other, x)
     product = x * ew.log1p(y)
     return where((x == 0) & (y == y), 0.0, product)
 

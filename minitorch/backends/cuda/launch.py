@@ -36,6 +36,7 @@ launch against a list that is compiled for real GPUs (see
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import sys
@@ -186,6 +187,19 @@ def seed_warning_registry(namespace: dict) -> None:
     namespace.setdefault("__warningregistry__", {})
 
 
+def _unpatched_simulator_class(module: str, name: str, flag: str) -> Any:
+    """The class ``name`` of ``numba.cuda.simulator.<module>``, for a patch made once.
+
+    ``None`` when this simulator has no such class (another layout: leave it alone) or
+    when the class already carries ``flag`` (patched by an earlier import).
+    """
+    try:
+        cls = getattr(importlib.import_module(f"numba.cuda.simulator.{module}"), name, None)
+    except ImportError:
+        return None
+    return None if cls is None or getattr(cls, flag, False) else cls
+
+
 def _fix_simulator_shared_arrays() -> None:
     """Make the simulator hand every thread of a block the same shared array.
 
@@ -200,13 +214,8 @@ def _fix_simulator_shared_arrays() -> None:
     import numpy as np
     from numba.core import types as numba_types
     from numba.np import numpy_support
-    try:
-        from numba.cuda.simulator import kernelapi
-    except ImportError:     # another simulator layout: leave it alone
-        return
-
-    shared = getattr(kernelapi, "FakeCUDAShared", None)
-    if shared is None or getattr(shared, "_minitorch_locked", False):
+    shared = _unpatched_simulator_class("kernelapi", "FakeCUDAShared", "_minitorch_locked")
+    if shared is None:
         return
     original = shared.array
     lock = threading.Lock()
@@ -262,14 +271,10 @@ def _run_blocks_in_turn() -> None:
     cannot go unnoticed.  Only the simulator is touched.
     """
     import numpy as np
-    try:
-        from numba.cuda.simulator import kernel as simulated
-        from numba.cuda.simulator.kernelapi import Dim3
-    except ImportError:     # another simulator layout: leave it alone
+    manager = _unpatched_simulator_class("kernel", "BlockManager", "_minitorch_in_turn")
+    if manager is None:
         return
-    manager = getattr(simulated, "BlockManager", None)
-    if manager is None or getattr(manager, "_minitorch_in_turn", False):
-        return
+    from numba.cuda.simulator.kernelapi import Dim3
     threaded = manager.run
     # What the simulator's kernel API reads from ``threading.current_thread()``.
     names = ("blockIdx", "threadIdx", "thread_id", "syncthreads", "syncthreads_count",
